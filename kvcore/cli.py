@@ -1,0 +1,449 @@
+"""``python -m kvcore``: the calculator on the command line.
+
+Every subcommand prints a few readable lines, or with ``--json`` one JSON object.
+Bad input never shows a traceback: one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from . import units
+from .data import load_gpus, load_models
+from .dtypes import BYTES_PER_VALUE, bytes_per_value
+from .hardware import GpuSpec
+from .hf_config import read_config_file
+from .kv import kv_bytes_per_token, kv_cache_bytes
+from .memory import context_per_user, kv_budget_bytes, model_weights_bytes, tokens_that_fit
+from .model import ModelSpec, uniform_model, with_changes
+from .speed import decode_bytes_per_step, decode_step_s, prefill_flops, prefill_time_s, tokens_per_s
+from .vllm import pool_report
+
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a usage error as one line and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: error: {message} (see --help)\n")
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def _number(
+    minimum_exclusive: float = 0.0, *, allow_equal: bool = False, maximum: float = math.inf
+) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        low_ok = value >= minimum_exclusive if allow_equal else value > minimum_exclusive
+        if not low_ok or value > maximum:
+            low = f"≥ {minimum_exclusive:g}" if allow_equal else f"> {minimum_exclusive:g}"
+            high = "" if maximum == math.inf else f" and ≤ {maximum:g}"
+            raise argparse.ArgumentTypeError(f"{text!r} must be {low}{high}")
+        return value
+
+    return parse
+
+
+def _whole(text: str) -> int:
+    value = _number()(text)
+    if value != int(value):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a whole number")
+    return int(value)
+
+
+def _dtype(text: str) -> str:
+    try:
+        bytes_per_value(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text.lower()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with its subcommands."""
+    parser = _Parser(prog="python -m kvcore", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    helps = {
+        "kv": "KV cache bytes per token and for context × concurrency",
+        "capacity": "the KV pool, in the seed's sizing rule and in vLLM's blocks",
+        "decode": "memory-bound decode: bytes per step, time per token, tokens/s",
+        "prefill": "compute-bound prefill: FLOPs and time to first token",
+        "models": "list the models of data/models.csv",
+        "gpus": "list the GPUs of data/gpus.csv",
+    }
+    for name, text in helps.items():
+        command = sub.add_parser(name, help=text, description=text)
+        command.add_argument("--json", action="store_true", help="print one JSON object")
+        if name in ("models", "gpus"):
+            continue
+        _model_options(command)
+        _common_options(command)
+    return parser
+
+
+def _model_options(command: argparse.ArgumentParser) -> None:
+    group = command.add_argument_group("model (one of --model, --config, or the explicit numbers)")
+    group.add_argument("--model", help="a model id of data/models.csv (see `models`)")
+    group.add_argument("--config", help="path of a Hugging Face config.json")
+    group.add_argument("--layers", type=_whole, help="number of layers")
+    group.add_argument("--kv-heads", type=_whole, help="KV heads per layer (overrides the model's own)")
+    group.add_argument("--head-dim", type=_whole, help="values per head")
+    group.add_argument("--q-heads", type=_whole, help="query heads (default: = KV heads)")
+    group.add_argument("--mla-latent", type=_whole, help="MLA kv_lora_rank (every layer MLA)")
+    group.add_argument("--mla-rope", type=_whole, default=0, help="MLA qk_rope_head_dim")
+    group.add_argument("--sliding-window", type=_whole, help="sliding window in tokens")
+    group.add_argument("--sliding-layers", type=_whole, default=0, help="how many of the layers slide")
+    group.add_argument("--params-b", type=_number(), help="total parameters, billions")
+    group.add_argument("--active-params-b", type=_number(), help="active parameters per token (MoE), billions")
+
+
+def _common_options(command: argparse.ArgumentParser) -> None:
+    dtypes = "/".join(BYTES_PER_VALUE)
+    command.add_argument("--kv-dtype", type=_dtype, default="bf16", help=f"KV cache format ({dtypes}); default bf16")
+    command.add_argument("--weight-dtype", type=_dtype, default="bf16", help="weights format; default bf16")
+    command.add_argument("--context", type=_whole, default=8192, help="tokens per sequence; default 8192")
+    command.add_argument("--concurrency", type=_whole, default=1, help="concurrent sequences; default 1")
+    command.add_argument("--batch", type=_whole, help="sequences decoded together (default: --concurrency)")
+    command.add_argument("--prompt", type=_whole, help="prompt tokens for prefill (default: --context)")
+    command.add_argument("--tp", type=_whole, default=1, help="tensor-parallel size (default 1)")
+    command.add_argument("--gpu", help="a GPU id of data/gpus.csv (see `gpus`)")
+    command.add_argument("--gpus", type=_whole, help="GPUs sharing the work (default: --tp)")
+    command.add_argument("--gpu-memory-gib", type=_number(), help="GPU memory in GiB (instead of --gpu)")
+    command.add_argument(
+        "--gpu-memory-utilization", type=_number(maximum=1.0), default=0.9, help="fraction in (0, 1]; default 0.9"
+    )
+    command.add_argument(
+        "--overhead-gib", type=_number(allow_equal=True), default=0.0, help="activations, CUDA graphs…"
+    )
+    command.add_argument("--weights-gib", type=_number(), help="weights per GPU in GiB (instead of parameters)")
+    command.add_argument("--kv-memory-gib", type=_number(allow_equal=True), help="the KV pool per GPU, given directly")
+    command.add_argument("--block-size", type=_whole, default=16, help="tokens per KV block; default 16")
+    command.add_argument("--max-model-len", type=_whole, help="tokens per request (default: --context)")
+    command.add_argument("--bandwidth-gbs", type=_number(), help="memory bandwidth per GPU, GB/s (instead of --gpu)")
+    command.add_argument("--tflops", type=_number(), help="dense tensor TFLOP/s per GPU (instead of --gpu)")
+    command.add_argument("--efficiency", type=_number(maximum=1.0), default=1.0, help="bandwidth efficiency; default 1")
+    command.add_argument("--kv-only", action="store_true", help="decode: count only the KV reads (the seed's ledger)")
+    command.add_argument("--mfu", type=_number(maximum=1.0), default=1.0, help="model FLOPs utilisation; default 1")
+
+
+def resolve_model(args: argparse.Namespace) -> ModelSpec:
+    """The model the options name, with --kv-heads and parameter overrides applied."""
+    chosen = [flag for flag, value in (("--model", args.model), ("--config", args.config)) if value]
+    if len(chosen) > 1:
+        raise ValueError("give only one of --model and --config")
+    params = args.params_b * 1e9 if args.params_b else None
+    active = args.active_params_b * 1e9 if args.active_params_b else None
+    if args.model:
+        models = load_models()
+        if args.model not in models:
+            raise ValueError(f"unknown model {args.model!r}: run `python -m kvcore models` to list the ids")
+        model = models[args.model]
+    elif args.config:
+        model = read_config_file(args.config)
+    else:
+        if not args.layers or not (args.kv_heads or args.mla_latent):
+            raise ValueError("choose a model: --model ID, --config PATH, or --layers N --kv-heads N --head-dim N")
+        if not args.mla_latent and not args.head_dim:
+            raise ValueError("give --head-dim N (values per head) with --layers and --kv-heads")
+        if args.sliding_layers and not args.sliding_window:
+            raise ValueError("--sliding-layers needs --sliding-window W (tokens)")
+        kv_heads = args.kv_heads or args.q_heads or 1
+        return uniform_model(
+            num_hidden_layers=args.layers,
+            num_key_value_heads=kv_heads,
+            head_dim=args.head_dim or 1,
+            num_attention_heads=args.q_heads or kv_heads,
+            sliding_window=args.sliding_window,
+            sliding_layers=args.sliding_layers if args.sliding_window else 0,
+            kv_lora_rank=args.mla_latent or 0,
+            qk_rope_head_dim=args.mla_rope,
+            total_params=params,
+            active_params=active,
+        )
+    changes: dict[str, Any] = {}
+    if args.kv_heads:
+        changes["num_key_value_heads"] = args.kv_heads
+    if params:
+        changes["total_params"] = params
+        changes["active_params"] = active or params
+    elif active:
+        changes["active_params"] = active
+    return with_changes(model, **changes) if changes else model
+
+
+def resolve_gpu(args: argparse.Namespace) -> GpuSpec | None:
+    """The GPU named by --gpu, or None."""
+    if not args.gpu:
+        return None
+    gpus = load_gpus()
+    if args.gpu not in gpus:
+        raise ValueError(f"unknown GPU {args.gpu!r}: run `python -m kvcore gpus` to list the ids")
+    return gpus[args.gpu]
+
+
+def _weights_per_gpu(args: argparse.Namespace, model: ModelSpec) -> float:
+    if args.weights_gib is not None:
+        return args.weights_gib * units.GiB
+    return model_weights_bytes(model, bytes_per_param=bytes_per_value(args.weight_dtype), tp=args.tp)
+
+
+def run_kv(args: argparse.Namespace) -> dict[str, Any]:
+    """Bytes per token and for context × concurrency."""
+    model = resolve_model(args)
+    b = bytes_per_value(args.kv_dtype)
+    per_token = kv_bytes_per_token(model, bytes_per_value=b, tp=args.tp)
+    total = float(
+        kv_cache_bytes(model, context_tokens=args.context, concurrency=args.concurrency, bytes_per_value=b, tp=args.tp)
+    )
+    return {
+        "model": model.name,
+        "attention": model.attention_type,
+        "kv_dtype": args.kv_dtype,
+        "context_tokens": args.context,
+        "concurrency": args.concurrency,
+        "tp": args.tp,
+        "bytes_per_token": per_token,
+        "kv_cache_bytes": total,
+        "kv_cache_bytes_all_gpus": total * args.tp,
+        "kv_cache_gib": units.gib(total),
+    }
+
+
+def run_capacity(args: argparse.Namespace) -> dict[str, Any]:
+    """The KV pool and what it holds."""
+    model = resolve_model(args)
+    gpu = resolve_gpu(args)
+    b = bytes_per_value(args.kv_dtype)
+    max_model_len = args.max_model_len or args.context
+    if args.kv_memory_gib is not None:
+        pool = args.kv_memory_gib * units.GiB
+        weights = math.nan
+    else:
+        memory = args.gpu_memory_gib * units.GiB if args.gpu_memory_gib else (gpu.memory_bytes if gpu else None)
+        if memory is None:
+            raise ValueError("give --gpu ID, --gpu-memory-gib N, or the pool itself with --kv-memory-gib N")
+        weights = _weights_per_gpu(args, model)
+        pool = kv_budget_bytes(
+            memory_bytes=memory,
+            utilization=args.gpu_memory_utilization,
+            weights_bytes=weights,
+            overhead_bytes=args.overhead_gib * units.GiB,
+        )
+    report = pool_report(
+        model,
+        kv_pool_bytes=max(pool, 0.0),
+        max_model_len=max_model_len,
+        block_size=args.block_size,
+        bytes_per_value=b,
+        tp=args.tp,
+    )
+    tokens_seed = tokens_that_fit(kv_budget_bytes=pool, bytes_per_token=report.bytes_per_token)
+    return {
+        "model": model.name,
+        "kv_dtype": args.kv_dtype,
+        "weights_bytes": weights,
+        "kv_pool_bytes": pool,
+        "bytes_per_token": report.bytes_per_token,
+        "block_size": report.block_size,
+        "num_blocks": report.num_blocks,
+        "tokens": report.tokens,
+        "max_model_len": max_model_len,
+        "max_concurrency": report.max_concurrency,
+        "fits": report.fits and pool > 0,
+        "estimated_max_model_len": report.estimated_max_model_len,
+        "tokens_that_fit": tokens_seed,
+        "context_per_user": float(context_per_user(tokens=tokens_seed, concurrency=args.concurrency)),
+        "concurrency": args.concurrency,
+    }
+
+
+def run_decode(args: argparse.Namespace) -> dict[str, Any]:
+    """Memory-bound decode step."""
+    model = resolve_model(args)
+    gpu = resolve_gpu(args)
+    gpus = args.gpus or args.tp
+    bandwidth = args.bandwidth_gbs * units.GB if args.bandwidth_gbs else (gpu.bandwidth_bytes_per_s if gpu else None)
+    if bandwidth is None:
+        raise ValueError("give --gpu ID or --bandwidth-gbs N (memory bandwidth per GPU)")
+    batch = args.batch or args.concurrency
+    weights = args.weights_gib * units.GiB * gpus if args.weights_gib is not None else None
+    if args.kv_only:
+        weights = 0.0
+    read = decode_bytes_per_step(
+        model,
+        context_tokens=args.context,
+        batch=batch,
+        weight_bytes_per_param=bytes_per_value(args.weight_dtype),
+        kv_bytes_per_value=bytes_per_value(args.kv_dtype),
+        gpus=gpus,
+        weights_bytes=weights,
+    )
+    step = float(decode_step_s(read.total, bandwidth_bytes_per_s=bandwidth, gpus=gpus, efficiency=args.efficiency))
+    return {
+        "model": model.name,
+        "context_tokens": args.context,
+        "batch": batch,
+        "gpus": gpus,
+        "bandwidth_bytes_per_s": bandwidth,
+        "weights_bytes_per_step": float(read.weights_bytes),
+        "kv_bytes_per_step": float(read.kv_bytes),
+        "bytes_per_step": float(read.total),
+        "step_time_s": step,
+        "tokens_per_s": float(tokens_per_s(step)),
+        "tokens_per_s_total": float(tokens_per_s(step, batch=batch)),
+    }
+
+
+def run_prefill(args: argparse.Namespace) -> dict[str, Any]:
+    """Compute-bound prefill."""
+    model = resolve_model(args)
+    gpu = resolve_gpu(args)
+    gpus = args.gpus or args.tp
+    prompt = args.prompt or args.context
+    if args.tflops:
+        peak = args.tflops * units.TFLOP
+    elif gpu is not None:
+        use_fp8 = bytes_per_value(args.weight_dtype) <= 1 and gpu.has_fp8
+        peak = gpu.fp8_dense_flop_per_s if use_fp8 else gpu.bf16_dense_flop_per_s
+    else:
+        raise ValueError("give --gpu ID or --tflops N (dense tensor TFLOP/s per GPU)")
+    flops = float(prefill_flops(model, prompt_tokens=prompt))
+    ttft = float(prefill_time_s(flops, peak_flop_per_s=peak, gpus=gpus, mfu=args.mfu))
+    return {
+        "model": model.name,
+        "prompt_tokens": prompt,
+        "gpus": gpus,
+        "peak_flop_per_s": peak,
+        "mfu": args.mfu,
+        "flops": flops,
+        "ttft_s": ttft,
+    }
+
+
+def run_models(args: argparse.Namespace) -> dict[str, Any]:
+    """The model table."""
+    return {
+        "models": [
+            {
+                "id": m.id,
+                "name": m.name,
+                "attention": m.attention_type,
+                "layers": m.num_hidden_layers,
+                "kv_heads": m.num_key_value_heads,
+                "head_dim": m.head_dim,
+                "layer_pattern": m.layer_pattern,
+                "bf16_bytes_per_token": kv_bytes_per_token(m),
+                "total_params": m.total_params,
+                "source_url": m.source_url,
+            }
+            for m in load_models().values()
+        ]
+    }
+
+
+def run_gpus(args: argparse.Namespace) -> dict[str, Any]:
+    """The GPU table."""
+    return {
+        "gpus": [
+            {
+                "id": g.id,
+                "name": g.name,
+                "memory_bytes": g.memory_bytes,
+                "bandwidth_bytes_per_s": g.bandwidth_bytes_per_s,
+                "bf16_dense_flop_per_s": g.bf16_dense_flop_per_s,
+                "fp8_dense_flop_per_s": g.fp8_dense_flop_per_s if g.has_fp8 else None,
+                "source_url": g.source_url,
+            }
+            for g in load_gpus().values()
+        ]
+    }
+
+
+RUNNERS = {
+    "kv": run_kv,
+    "capacity": run_capacity,
+    "decode": run_decode,
+    "prefill": run_prefill,
+    "models": run_models,
+    "gpus": run_gpus,
+}
+
+
+def render_text(command: str, result: dict[str, Any]) -> str:
+    """A few readable lines for a result (memory in GiB, rates in decimal units)."""
+    if command == "models":
+        return "\n".join(
+            f"{m['id']:<22} {m['attention']:<4} {m['layers']:>4} layers  "
+            f"{units.format_bytes(m['bf16_bytes_per_token'])}/token (BF16)"
+            for m in result["models"]
+        )
+    if command == "gpus":
+        return "\n".join(
+            f"{g['id']:<18} {units.format_gib(g['memory_bytes'], decimals=0):>9}  "
+            f"{units.format_bandwidth(g['bandwidth_bytes_per_s'])}"
+            for g in result["gpus"]
+        )
+    lines = []
+    for key, value in result.items():
+        lines.append(f"{key}: {_show_value(key, value)}")
+    return "\n".join(lines)
+
+
+def _show_value(key: str, value: Any) -> str:
+    """One value with its unit: bytes in binary and decimal units, rates in decimal units."""
+    if not isinstance(value, float) or isinstance(value, bool):
+        return str(value)
+    if not math.isfinite(value):
+        return "—"
+    if key.endswith("_bytes_per_s"):
+        return units.format_bandwidth(value)
+    if key.endswith("_flop_per_s"):
+        return units.format_flops(value)
+    if key.endswith("_per_s") or key.endswith("_per_s_total"):
+        return f"{value:,.2f} tokens/s"
+    if "bytes" in key:
+        return f"{value:,.0f} B ({units.format_bytes(value)}, {units.format_bytes_decimal(value)})"
+    if key.endswith("_s"):
+        return units.format_seconds(value)
+    if key == "flops":
+        return f"{value:.4g} FLOP"
+    if value == int(value) and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:,.4g}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point: parse, compute, print; ValueError → one line on stderr and exit 2."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        result = RUNNERS[args.command](args)
+    except ValueError as error:
+        sys.stderr.write(f"python -m kvcore {args.command}: error: {error}\n")
+        return EXIT_BAD_INPUT
+    if args.json:
+        sys.stdout.write(json.dumps(_json_safe(result)) + "\n")
+    else:
+        sys.stdout.write(render_text(args.command, result) + "\n")
+    return 0
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _json_safe(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(item) for item in value]
+    return value

@@ -1,0 +1,209 @@
+"""Load and validate data/models.csv and data/gpus.csv.
+
+Loaded by a function, never at import time; every row is checked on the way in
+and a bad one raises ValueError naming the file, the row and the field.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+from .hardware import GpuSpec, gpu
+from .model import ModelSpec
+
+DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+MODELS_CSV = DATA_DIR / "models.csv"
+GPUS_CSV = DATA_DIR / "gpus.csv"
+
+MODEL_COLUMNS = [
+    "id",
+    "name",
+    "hf_id",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "num_key_value_heads",
+    "head_dim",
+    "hidden_size",
+    "layer_pattern",
+    "sliding_window",
+    "kv_lora_rank",
+    "qk_rope_head_dim",
+    "linear_state_values",
+    "max_position_embeddings",
+    "total_params_b",
+    "active_params_b",
+    "num_experts",
+    "num_experts_per_tok",
+    "torch_dtype",
+    "source_url",
+    "notes",
+]
+GPU_COLUMNS = [
+    "id",
+    "name",
+    "vendor",
+    "category",
+    "memory_gib",
+    "memory_type",
+    "bandwidth_gb_s",
+    "bf16_dense_tflops",
+    "fp8_dense_tflops",
+    "l2_cache_mib",
+    "sm_count",
+    "sram_per_sm_kib",
+    "source_url",
+    "notes",
+]
+GPU_CATEGORIES = ("consumer", "datacenter", "apple")
+
+
+def load_models(path: str | Path = MODELS_CSV) -> dict[str, ModelSpec]:
+    """Every model of the CSV, keyed by id, in file order."""
+    models: dict[str, ModelSpec] = {}
+    for where, row in _rows(path, MODEL_COLUMNS):
+        try:
+            model = _model_from_row(row)
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
+        if model.id in models:
+            raise ValueError(f"{where}: duplicate id {model.id!r}")
+        models[model.id] = model
+    if not models:
+        raise ValueError(f"{path}: no models")
+    return models
+
+
+def load_gpus(path: str | Path = GPUS_CSV) -> dict[str, GpuSpec]:
+    """Every GPU of the CSV, keyed by id, in file order."""
+    gpus: dict[str, GpuSpec] = {}
+    for where, row in _rows(path, GPU_COLUMNS):
+        try:
+            spec = _gpu_from_row(row)
+        except ValueError as error:
+            raise ValueError(f"{where}: {error}") from None
+        if spec.id in gpus:
+            raise ValueError(f"{where}: duplicate id {spec.id!r}")
+        gpus[spec.id] = spec
+    if not gpus:
+        raise ValueError(f"{path}: no GPUs")
+    return gpus
+
+
+def _rows(path: str | Path, columns: list[str]) -> Iterator[tuple[str, dict[str, str]]]:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ValueError(f"cannot read {path}: {error.strerror}") from None
+    reader = csv.DictReader(text.splitlines())
+    if reader.fieldnames != columns:
+        raise ValueError(f"{path.name}: the header must be exactly: {','.join(columns)}")
+    for number, row in enumerate(reader, start=2):
+        if None in row or any(value is None for value in row.values()):
+            raise ValueError(f"{path.name} line {number}: expected {len(columns)} fields")
+        yield f"{path.name} line {number} ({row.get('id', '?')})", row
+
+
+def _model_from_row(row: dict[str, str]) -> ModelSpec:
+    _require(
+        row,
+        (
+            "id",
+            "name",
+            "num_hidden_layers",
+            "num_attention_heads",
+            "num_key_value_heads",
+            "head_dim",
+            "layer_pattern",
+            "max_position_embeddings",
+            "total_params_b",
+            "active_params_b",
+            "source_url",
+        ),
+    )
+    total = _number(row, "total_params_b") * 1e9
+    return ModelSpec(
+        id=row["id"],
+        name=row["name"],
+        hf_id=row["hf_id"],
+        num_hidden_layers=_int(row, "num_hidden_layers"),
+        num_attention_heads=_int(row, "num_attention_heads"),
+        num_key_value_heads=_int(row, "num_key_value_heads"),
+        head_dim=_int(row, "head_dim"),
+        hidden_size=_int(row, "hidden_size", default=0),
+        layer_pattern=row["layer_pattern"],
+        sliding_window=_int(row, "sliding_window", default=0) or None,
+        kv_lora_rank=_int(row, "kv_lora_rank", default=0),
+        qk_rope_head_dim=_int(row, "qk_rope_head_dim", default=0),
+        linear_state_values=_int(row, "linear_state_values", default=0),
+        max_position_embeddings=_int(row, "max_position_embeddings"),
+        total_params=total,
+        active_params=_number(row, "active_params_b") * 1e9,
+        num_experts=_int(row, "num_experts", default=0),
+        num_experts_per_tok=_int(row, "num_experts_per_tok", default=0),
+        torch_dtype=row["torch_dtype"],
+        source_url=_url(row),
+        notes=row["notes"],
+    )
+
+
+def _gpu_from_row(row: dict[str, str]) -> GpuSpec:
+    _require(
+        row, ("id", "name", "vendor", "category", "memory_gib", "bandwidth_gb_s", "bf16_dense_tflops", "source_url")
+    )
+    if row["category"] not in GPU_CATEGORIES:
+        raise ValueError(f"category must be one of {', '.join(GPU_CATEGORIES)}, got {row['category']!r}")
+    return gpu(
+        id=row["id"],
+        name=row["name"],
+        vendor=row["vendor"],
+        category=row["category"],
+        memory_type=row["memory_type"],
+        memory_gib=_number(row, "memory_gib"),
+        bandwidth_gb_s=_number(row, "bandwidth_gb_s"),
+        bf16_dense_tflops=_number(row, "bf16_dense_tflops"),
+        fp8_dense_tflops=_number(row, "fp8_dense_tflops", default=math.nan),
+        l2_cache_mib=_number(row, "l2_cache_mib", default=math.nan),
+        sm_count=_number(row, "sm_count", default=math.nan),
+        sram_per_sm_kib=_number(row, "sram_per_sm_kib", default=math.nan),
+        source_url=_url(row),
+        notes=row["notes"],
+    )
+
+
+def _require(row: dict[str, str], names: tuple[str, ...]) -> None:
+    for name in names:
+        if not row[name].strip():
+            raise ValueError(f"field {name!r} is empty")
+
+
+def _number(row: dict[str, str], name: str, *, default: float | None = None) -> float:
+    text = row[name].strip()
+    if not text or text.lower() in ("null", "none"):
+        if default is None:
+            raise ValueError(f"field {name!r} is empty")
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"field {name!r} must be a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"field {name!r} must be a finite number > 0, got {text!r}")
+    return value
+
+
+def _int(row: dict[str, str], name: str, *, default: int | None = None) -> int:
+    value = _number(row, name, default=None if default is None else float(default))
+    if value != int(value):
+        raise ValueError(f"field {name!r} must be a whole number, got {row[name]!r}")
+    return int(value)
+
+
+def _url(row: dict[str, str]) -> str:
+    url = row["source_url"].strip()
+    if not url.startswith("https://"):
+        raise ValueError(f"source_url must be an https:// address, got {url!r}")
+    return url

@@ -1,0 +1,138 @@
+"""python -m kvcore: JSON on stdout, and bad input as one line on stderr with exit code 2."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kvcore.cli import main
+
+CONFIGS = Path(__file__).parent / "configs"
+
+
+def run_json(capsys, *args):
+    assert main([*args, "--json"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
+    return json.loads(out)
+
+
+def test_kv_prints_bytes_per_token_and_cache_bytes(capsys):
+    result = run_json(capsys, "kv", "--model", "llama-3.1-8b", "--context", "131072")
+    assert result["bytes_per_token"] == 131_072
+    assert result["kv_cache_bytes"] == 16 * 2**30
+
+
+def test_explicit_numbers_describe_a_model(capsys):
+    result = run_json(capsys, "kv", "--layers", "80", "--kv-heads", "8", "--head-dim", "128", "--q-heads", "64")
+    assert result["bytes_per_token"] == 327_680
+
+
+def test_explicit_mla_has_no_factor_two(capsys):
+    result = run_json(capsys, "kv", "--layers", "61", "--mla-latent", "512", "--mla-rope", "64")
+    assert result["bytes_per_token"] == 70_272
+
+
+def test_sliding_layers_option_caps_some_layers(capsys):
+    args = ["kv", "--layers", "2", "--kv-heads", "1", "--head-dim", "1", "--context", "100"]
+    result = run_json(capsys, *args, "--sliding-window", "10", "--sliding-layers", "1")
+    assert result["kv_cache_bytes"] == (100 + 10) * 2 * 2
+
+
+def test_config_option_reads_a_hugging_face_config(capsys):
+    result = run_json(capsys, "kv", "--config", str(CONFIGS / "deepseek-v3.json"))
+    assert result["bytes_per_token"] == 70_272
+
+
+def test_capacity_reproduces_vllm_issue_10517(capsys):
+    # vLLM issue #10517: 1,952 blocks, 31,232 tokens, 1.56× at 20,000 tokens per request
+    result = run_json(
+        capsys, "capacity", "--model", "llama-3.1-8b", "--kv-memory-gib", "3.8125", "--max-model-len", "20000"
+    )
+    assert (result["num_blocks"], result["tokens"]) == (1952, 31_232)
+    assert round(result["max_concurrency"], 2) == 1.56
+    assert result["fits"] is True
+    assert {"kv_pool_bytes", "bytes_per_token", "estimated_max_model_len"} <= set(result)
+
+
+def test_capacity_says_when_one_request_does_not_fit(capsys):
+    args = ["capacity", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--max-model-len", "131072"]
+    result = run_json(capsys, *args)
+    assert result["fits"] is False
+    assert 0 < result["estimated_max_model_len"] < 131_072
+
+
+def test_decode_gives_time_per_token_and_throughput(capsys):
+    result = run_json(
+        capsys, "decode", "--model", "llama-3.1-70b", "--context", "1000000", "--gpu", "h100-sxm", "--kv-only"
+    )
+    assert result["bytes_per_step"] == 327.68e9
+    assert result["step_time_s"] == pytest.approx(0.0978, abs=1e-4)
+    assert result["tokens_per_s"] == pytest.approx(1 / result["step_time_s"])
+    assert "tokens_per_s_total" in result
+
+
+def test_prefill_gives_flops_and_ttft(capsys):
+    result = run_json(capsys, "prefill", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--prompt", "1000")
+    assert result["flops"] > 2 * 8.03e9 * 1000
+    assert result["ttft_s"] == pytest.approx(result["flops"] / 989.4e12, rel=1e-3)
+
+
+def test_models_and_gpus_list_the_data_files(capsys):
+    assert len(run_json(capsys, "models")["models"]) >= 30
+    assert len(run_json(capsys, "gpus")["gpus"]) >= 20
+
+
+BAD_INPUTS = [
+    (["kv", "--model", "nope"], "unknown model"),
+    (["kv", "--model", "llama-3.1-8b", "--context", "-5"], "must be > 0"),
+    (["kv", "--model", "llama-3.1-8b", "--context", "0"], "must be > 0"),
+    (["kv", "--model", "llama-3.1-8b", "--context", "nan"], "finite"),
+    (["kv", "--model", "llama-3.1-8b", "--context", "inf"], "finite"),
+    (["kv", "--model", "llama-3.1-8b", "--context", "lots"], "not a number"),
+    (["kv", "--model", "llama-3.1-8b", "--kv-dtype", "fp6"], "unknown dtype"),
+    (["kv", "--model", "llama-3.1-8b", "--kv-heads", "5"], "must divide"),
+    (["kv", "--layers", "4", "--kv-heads", "3", "--q-heads", "8", "--head-dim", "64"], "must divide"),
+    (["kv"], "choose a model"),
+    (["kv", "--config", "/nonexistent/config.json"], "not found"),
+    (["capacity", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpu-memory-utilization", "1.2"], "≤ 1"),
+    (["capacity", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--gpu-memory-utilization", "0"], "> 0"),
+    (["capacity", "--model", "llama-3.1-8b", "--gpu", "nope"], "unknown GPU"),
+    (["capacity", "--model", "llama-3.1-8b"], "--gpu"),
+    (["decode", "--model", "llama-3.1-8b"], "--bandwidth-gbs"),
+    (["frobnicate"], "invalid choice"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), BAD_INPUTS)
+def test_bad_input_exits_2_with_one_line_on_stderr(capsys, args, message):
+    assert exit_code(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err
+    assert "Traceback" not in err
+
+
+def test_bad_config_content_exits_2(tmp_path, capsys):
+    path = tmp_path / "config.json"
+    path.write_text("{not json", encoding="utf-8")
+    assert main(["kv", "--config", str(path)]) == 2
+    assert "not valid JSON" in capsys.readouterr().err
+
+
+def test_the_module_runs_as_a_program():
+    done = subprocess.run(
+        [sys.executable, "-m", "kvcore", "kv", "--model", "gpt2", "--json"], capture_output=True, text=True
+    )
+    assert done.returncode == 0 and json.loads(done.stdout)["bytes_per_token"] == 2 * 12 * 12 * 64 * 2
+    bad = subprocess.run([sys.executable, "-m", "kvcore", "kv", "--context", "x"], capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def exit_code(args):
+    """main's exit code, whether it returns it or argparse raises SystemExit."""
+    try:
+        return main(args)
+    except SystemExit as stop:
+        return stop.code
