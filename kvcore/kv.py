@@ -168,3 +168,64 @@ def saving_vs_mha(model: ModelSpec, *, context_tokens: float) -> float:
     real = float(sequence_kv_bytes(model, context_tokens=context_tokens, bytes_per_value=1.0))
     mha = mha_equivalent_bytes_per_token(model, bytes_per_value=1.0) * context_tokens
     return 1.0 - real / mha
+
+
+def kv_cache_bytes_by_kind(
+    model: ModelSpec,
+    *,
+    context_tokens: ArrayLike,
+    concurrency: ArrayLike = 1,
+    bytes_per_value: float = 2.0,
+    tp: int = 1,
+    state_bytes_per_value: float = 2.0,
+) -> dict[str, np.ndarray]:
+    """The cache split by layer kind ('full', 'sliding', 'mla', 'linear'), in order of first appearance.
+
+    Formula per kind: B · n_layers_of_kind · values_per_token · cached_tokens(s) · b
+    (linear layers: B · their constant state). The parts sum to ``kv_cache_bytes``.
+    """
+    checks.positive("context tokens", context_tokens, allow_zero=True)
+    checks.positive("concurrency", concurrency, allow_zero=True)
+    checks.positive("bytes per value", bytes_per_value)
+    users = np.asarray(concurrency, dtype=float)
+    parts: dict[str, np.ndarray] = {}
+    for layer, n in model.layer_counts().items():
+        cached = n * layer_values_per_token(layer, tp=tp) * layer_cached_tokens(layer, context_tokens) * bytes_per_value
+        if layer.kind == "linear":
+            cached = cached + n * layer.linear_state_values * state_bytes_per_value / tp
+        parts[layer.kind] = parts.get(layer.kind, 0.0) + cached * users
+    return parts
+
+
+def max_context_tokens(
+    model: ModelSpec,
+    *,
+    kv_budget_bytes: float,
+    concurrency: int = 1,
+    bytes_per_value: float = 2.0,
+    tp: int = 1,
+    limit_tokens: int = 1 << 40,
+) -> int:
+    """The longest context each of `concurrency` sequences can have within the KV budget.
+
+    Largest whole s with B · sequence_kv_bytes(s) ≤ budget (binary search: the cache
+    never shrinks as s grows). Sliding-window and linear layers make it larger than
+    budget / (B · bytes_per_token); when only those layers grow, `limit_tokens`
+    is returned (no limit). 0 if not even one token fits.
+    """
+    checks.whole("concurrency", concurrency)
+
+    def fits(tokens: int) -> bool:
+        need = concurrency * sequence_kv_bytes(model, context_tokens=tokens, bytes_per_value=bytes_per_value, tp=tp)
+        return bool(need <= kv_budget_bytes)
+
+    if not fits(1):
+        return 0
+    low, high = 1, int(limit_tokens)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if fits(mid):
+            low = mid
+        else:
+            high = mid - 1
+    return low

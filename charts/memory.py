@@ -1,0 +1,130 @@
+"""Memory against context: weights plus KV cache, and the GPU's memory as a ceiling."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import plotly.graph_objects as go
+
+import kvcore
+from charts.style import COLORS, styled
+from kvcore.units import format_tokens
+
+#: Keys a caller must translate: the title, axis titles (with units) and trace names.
+MEMORY_LABELS = (
+    "title",
+    "subtitle",
+    "x_title",
+    "y_title",
+    "weights",
+    "kv_cache",
+    "gpu_memory",
+    "runs_out",
+    "current",
+    "tokens",
+)
+
+CURVE_POINTS = 512
+
+
+def context_axis(model: kvcore.ModelSpec, *, context_tokens: float, points: int = CURVE_POINTS) -> np.ndarray:
+    """Context lengths the curve is drawn at: 0 … the model's maximum (or the chosen context, if longer)."""
+    return np.linspace(0.0, max(float(model.max_position_embeddings), float(context_tokens)), points)
+
+
+def memory_vs_context_figure(
+    *,
+    model: kvcore.ModelSpec,
+    gpu: kvcore.GpuSpec,
+    context_tokens: float,
+    concurrency: int = 1,
+    kv_bytes_per_value: float = 2.0,
+    weights_bytes_per_param: float = 2.0,
+    labels: Mapping[str, str],
+) -> go.Figure:
+    """Stacked weights + KV cache (GiB) against context tokens, with the GPU's memory as a line.
+
+    Every curve is kvcore's output divided by GiB (2**30 bytes): the weights from
+    ``model_weights_bytes``, the cache from ``kv_cache_bytes`` for `concurrency`
+    sequences. A dotted line marks the chosen context; a red one the longest context
+    that still fits (``kvcore.max_context_tokens``), when it lies on the chart.
+    ``labels`` holds the already-translated texts (MEMORY_LABELS).
+    """
+    contexts = context_axis(model, context_tokens=context_tokens)
+    weights_bytes = kvcore.model_weights_bytes(model, bytes_per_param=weights_bytes_per_param)
+    kv_bytes = kvcore.kv_cache_bytes(
+        model, context_tokens=contexts, concurrency=concurrency, bytes_per_value=kv_bytes_per_value
+    )
+    weights_gib = np.full_like(contexts, weights_bytes / kvcore.GiB)
+    kv_gib = kv_bytes / kvcore.GiB
+    memory_gib = gpu.memory_bytes / kvcore.GiB
+
+    def hover(name: str) -> str:
+        return f"<b>{name}</b><br>%{{y:,.2f}} GiB<br>%{{x:,.0f}} {labels['tokens']}<extra></extra>"
+
+    figure = go.Figure()
+    figure.add_trace(
+        go.Scatter(
+            x=contexts,
+            y=weights_gib,
+            name=labels["weights"],
+            stackgroup="memory",
+            mode="lines",
+            line={"color": COLORS["weights"], "width": 0.5},
+            hovertemplate=hover(labels["weights"]),
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=contexts,
+            y=kv_gib,
+            name=labels["kv_cache"],
+            stackgroup="memory",
+            mode="lines",
+            line={"color": COLORS["kv_cache"], "width": 0.5},
+            hovertemplate=hover(labels["kv_cache"]),
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=contexts,
+            y=np.full_like(contexts, memory_gib),
+            name=labels["gpu_memory"],
+            mode="lines",
+            line={"color": COLORS["limit"], "width": 3, "dash": "dash"},
+            hovertemplate=hover(labels["gpu_memory"]),
+        )
+    )
+    figure.add_vline(
+        x=float(context_tokens),
+        line={"color": COLORS["current"], "width": 2, "dash": "dot"},
+        annotation={"text": labels["current"], "font": {"color": COLORS["current"]}},
+        annotation_position="top right",
+    )
+    budget = kvcore.kv_budget_bytes(memory_bytes=gpu.memory_bytes, utilization=1.0, weights_bytes=weights_bytes)
+    limit = kvcore.max_context_tokens(
+        model, kv_budget_bytes=budget, concurrency=concurrency, bytes_per_value=kv_bytes_per_value
+    )
+    if limit < contexts[-1]:
+        # Write the label on the side with more room, so it stays inside a phone-sized plot.
+        on_the_left = limit > contexts[-1] / 2
+        figure.add_vline(
+            x=limit,
+            line={"color": COLORS["limit"], "width": 2},
+            annotation={
+                "text": f"{labels['runs_out']}<br>{format_tokens(limit)} {labels['tokens']}",
+                "font": {"color": COLORS["limit"]},
+                "align": "right" if on_the_left else "left",
+            },
+            annotation_position="bottom left" if on_the_left else "bottom right",
+        )
+    figure.update_xaxes(range=[0, float(contexts[-1])])
+    figure.update_yaxes(rangemode="tozero")
+    return styled(
+        figure,
+        title=labels["title"],
+        subtitle=labels["subtitle"],
+        x_title=labels["x_title"],
+        y_title=labels["y_title"],
+    )

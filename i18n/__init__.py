@@ -1,0 +1,39 @@
+"""The translation catalogue: every string a learner sees, in Portuguese and English.
+
+Catalogues are flat JSON files (``i18n/pt.json``, ``i18n/en.json``) mapping a key to a
+text with optional ``str.format`` placeholders. They are read once per process and
+kept read-only, because one Streamlit server shares this module with every user.
+
+``translate`` is strict: an unknown language or key raises ``KeyError``, so tests
+catch a missing text. The UI's ``ui.t`` is forgiving: it shows the key instead of
+breaking a lesson (tests/app/test_i18n.py keeps that from ever happening).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from types import MappingProxyType
+
+LANGUAGES = ("pt", "en")
+CATALOGUE_DIR = Path(__file__).resolve().parent
+
+
+@functools.lru_cache(maxsize=len(LANGUAGES))
+def catalogue(lang: str) -> Mapping[str, str]:
+    """Every key → text of one language, read-only."""
+    if lang not in LANGUAGES:
+        raise KeyError(f"unknown language {lang!r}: use one of {', '.join(LANGUAGES)}")
+    texts = json.loads((CATALOGUE_DIR / f"{lang}.json").read_text(encoding="utf-8"))
+    return MappingProxyType(texts)
+
+
+def translate(lang: str, key: str, **kwargs: object) -> str:
+    """The text for `key` in `lang`, with `kwargs` filled into its placeholders.
+
+    >>> translate("pt", "chart.memory_axis")
+    'Memória (GiB)'
+    """
+    return catalogue(lang)[key].format(**kwargs)

@@ -1,0 +1,74 @@
+"""Both catalogues hold the same texts, and every text the code asks for exists."""
+
+from __future__ import annotations
+
+import re
+import string
+from pathlib import Path
+
+import pytest
+
+from i18n import LANGUAGES, catalogue, translate
+from kvcore.model import LAYER_KINDS
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = [ROOT / "app.py", *sorted((ROOT / "lessons").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
+#: t("key"…), translate(lang, "key"…), and keys handed to helpers as `unknown_notice="key"`.
+KEY_USE = re.compile(r"""(?:\bt\(\s*|\btranslate\(\s*[^,()]+,\s*|_notice=)["']([a-z_]+\.[a-z_]+)["']""")
+
+
+def used_keys() -> set[str]:
+    keys = {match for path in SOURCES for match in KEY_USE.findall(path.read_text(encoding="utf-8"))}
+    # Built from a layer kind at run time: t(f"kind.{term.kind}", …).
+    return keys | {f"kind.{kind}" for kind in LAYER_KINDS}
+
+
+def placeholders(text: str) -> set[str]:
+    return {field for _, field, _, _ in string.Formatter().parse(text) if field}
+
+
+def test_both_languages_have_the_same_keys():
+    assert set(catalogue("pt")) == set(catalogue("en"))
+
+
+def test_the_source_scan_finds_the_keys_in_use():
+    assert {"nav.memory", "memory.title", "notice.unknown_model"} <= used_keys()
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_every_key_used_in_the_code_exists(lang):
+    assert used_keys() - set(catalogue(lang)) == set()
+
+
+def test_every_text_in_the_catalogue_is_used_somewhere():
+    assert set(catalogue("en")) - used_keys() == set()
+
+
+def test_placeholders_match_between_languages():
+    pt, en = catalogue("pt"), catalogue("en")
+    mismatched = {key for key in en if placeholders(en[key]) != placeholders(pt[key])}
+    assert mismatched == set()
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_text_is_empty(lang):
+    assert [key for key, text in catalogue(lang).items() if not text.strip()] == []
+
+
+def test_an_unknown_key_raises_key_error():
+    with pytest.raises(KeyError):
+        translate("en", "no.such_key")
+
+
+def test_an_unknown_language_raises_key_error():
+    with pytest.raises(KeyError):
+        translate("fr", "nav.memory")
+
+
+def test_placeholders_are_filled():
+    assert translate("pt", "chart.gpu_memory", gpu="H100") == "Memória da H100"
+
+
+def test_the_catalogue_is_read_only():
+    with pytest.raises(TypeError):
+        catalogue("en")["nav.memory"] = "changed"  # type: ignore[index]

@@ -1,0 +1,216 @@
+"""Streamlit helpers shared by app.py and the pages: data, language, and the model and GPU pickers.
+
+Choices live in ``st.session_state`` under the widget keys below (one dict per
+browser session), never in module globals: one server shares this module with
+every user.
+
+URLs: the language is a bound widget (``?lang=pt``). The model and GPU pickers
+show names but keep ids in the URL (``?model=llama-3.1-8b&gpu=h100-sxm``), so they
+sync the URL themselves: a bound selectbox would put the displayed name there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TypeVar
+
+import streamlit as st
+
+import kvcore
+from i18n import LANGUAGES, translate
+from kvcore.units import format_gib
+
+LANG_KEY = "lang"
+MODEL_KEY = "model"
+GPU_KEY = "gpu"
+#: Widgets whose range or default depends on the chosen model: adjusted when the model changes.
+CONTEXT_KEY = "context"
+KV_HEADS_KEY = "kv_heads"
+WEIGHTS_DTYPE_KEY = "weights_dtype"
+
+DEFAULT_MODEL_ID = "llama-3.1-8b"
+DEFAULT_GPU_ID = "rtx-4090"
+
+Spec = TypeVar("Spec", kvcore.ModelSpec, kvcore.GpuSpec)
+
+
+@st.cache_data(show_spinner=False)
+def _models_from_csv() -> dict[str, kvcore.ModelSpec]:
+    return kvcore.load_models()
+
+
+@st.cache_data(show_spinner=False)
+def _gpus_from_csv() -> dict[str, kvcore.GpuSpec]:
+    return kvcore.load_gpus()
+
+
+def models() -> dict[str, kvcore.ModelSpec]:
+    """Every model of data/models.csv by id; a bad file stops the page with its error."""
+    return _loaded(_models_from_csv)
+
+
+def gpus() -> dict[str, kvcore.GpuSpec]:
+    """Every GPU of data/gpus.csv by id; a bad file stops the page with its error."""
+    return _loaded(_gpus_from_csv)
+
+
+def _loaded(loader: Callable[[], dict[str, Spec]]) -> dict[str, Spec]:
+    try:
+        return loader()
+    except ValueError as error:
+        st.error(t("error.data_file", detail=str(error)))
+        st.stop()
+
+
+def default_language() -> str:
+    """Portuguese for a browser that asks for Portuguese, English otherwise."""
+    locale = st.context.locale or ""
+    return "pt" if locale.lower().startswith("pt") else "en"
+
+
+def language() -> str:
+    """The language chosen in this session (before the choice is drawn: the browser's)."""
+    chosen = st.session_state.get(LANG_KEY)
+    return chosen if chosen in LANGUAGES else default_language()
+
+
+def t(key: str, **kwargs: object) -> str:
+    """The text for `key` in the current language; the key itself if it is missing.
+
+    A missing text should never break a lesson; tests/app/test_i18n.py makes sure
+    every key used in the code exists in both catalogues.
+    """
+    try:
+        return translate(language(), key, **kwargs)
+    except (KeyError, IndexError):
+        return key
+
+
+def language_choice() -> str:
+    """The sidebar's language switch, bound to ``?lang=``.
+
+    Its default follows the browser (``st.context.locale``), and Streamlit drops a
+    bound value from the URL when it equals the default, so a link copied in
+    Portuguese by a Portuguese browser carries no ``lang``: it opens in the
+    reader's own language.
+    """
+    chosen = st.sidebar.segmented_control(
+        t("sidebar.language"),
+        LANGUAGES,
+        default=default_language(),
+        format_func=lambda code: code,  # the URL holds what is shown: ?lang=pt
+        key=LANG_KEY,
+        bind="query-params",
+        required=True,
+    )
+    return chosen or default_language()
+
+
+def model_picker() -> kvcore.ModelSpec:
+    """The sidebar's model choice (default Llama 3.1 8B), synced with ``?model=<id>``."""
+    catalogue = models()
+    model_id = _picker(
+        MODEL_KEY,
+        catalogue,
+        default=DEFAULT_MODEL_ID,
+        label=t("sidebar.model"),
+        describe=lambda spec: spec.name,
+        unknown_notice="notice.unknown_model",
+        on_change=_reset_model_defaults,
+    )
+    return catalogue[model_id]
+
+
+def gpu_picker() -> kvcore.GpuSpec:
+    """The sidebar's GPU choice (default RTX 4090), synced with ``?gpu=<id>``."""
+    catalogue = gpus()
+    gpu_id = _picker(
+        GPU_KEY,
+        catalogue,
+        default=DEFAULT_GPU_ID,
+        label=t("sidebar.gpu"),
+        describe=lambda spec: t("sidebar.gpu_option", name=spec.name, memory=format_gib(spec.memory_bytes)),
+        unknown_notice="notice.unknown_gpu",
+    )
+    return catalogue[gpu_id]
+
+
+def current_model() -> kvcore.ModelSpec:
+    """The model chosen in the sidebar (pages read it; app.py draws the picker)."""
+    catalogue = models()
+    return catalogue.get(st.session_state.get(MODEL_KEY, DEFAULT_MODEL_ID), catalogue[DEFAULT_MODEL_ID])
+
+
+def current_gpu() -> kvcore.GpuSpec:
+    """The GPU chosen in the sidebar (pages read it; app.py draws the picker)."""
+    catalogue = gpus()
+    return catalogue.get(st.session_state.get(GPU_KEY, DEFAULT_GPU_ID), catalogue[DEFAULT_GPU_ID])
+
+
+def model_weights_dtype(model: kvcore.ModelSpec) -> str:
+    """The format the model's checkpoint ships in (config.json's torch_dtype), bf16 if unknown."""
+    try:
+        return kvcore.dtype_name(model.torch_dtype)
+    except ValueError:
+        return "bf16"
+
+
+def _picker(
+    key: str,
+    catalogue: Mapping[str, Spec],
+    *,
+    default: str,
+    label: str,
+    describe: Callable[[Spec], str],
+    unknown_notice: str,
+    on_change: Callable[[], None] | None = None,
+) -> str:
+    """A sidebar selectbox over `catalogue`'s ids whose choice is mirrored in ``?<key>=<id>``.
+
+    The URL is read once per session; an id the catalogue lacks falls back to the
+    default with a notice.
+    """
+    if key not in st.session_state:
+        wanted = st.query_params.get(key)
+        if wanted is not None and wanted not in catalogue:
+            st.warning(t(unknown_notice, id=wanted, default=describe(catalogue[default])), icon="⚠️")
+        st.session_state[key] = wanted if wanted in catalogue else default
+    chosen: str = st.sidebar.selectbox(
+        label, list(catalogue), format_func=lambda spec_id: describe(catalogue[spec_id]), key=key, on_change=on_change
+    )
+    if chosen == default:
+        st.query_params.pop(key, None)
+    elif st.query_params.get(key) != chosen:
+        st.query_params[key] = chosen
+    return chosen
+
+
+def _reset_model_defaults() -> None:
+    """A new model brings its own KV heads and weight format, and may accept a shorter context.
+
+    Callback of the model picker: it runs before the page draws its sliders, so no
+    slider is ever asked to show a value outside its new range.
+    """
+    model = models()[st.session_state[MODEL_KEY]]
+    low, high, _, default_context = context_range(model)
+    if not low <= st.session_state.get(CONTEXT_KEY, default_context) <= high:
+        st.session_state[CONTEXT_KEY] = default_context
+    st.session_state[KV_HEADS_KEY] = model.num_key_value_heads
+    st.session_state[WEIGHTS_DTYPE_KEY] = model_weights_dtype(model)
+
+
+def context_range(model: kvcore.ModelSpec) -> tuple[int, int, int, int]:
+    """The context slider's (minimum, maximum, step, default) for `model`, in tokens.
+
+    Steps of 1,024 tokens from 1k to the model's max_position_embeddings, default
+    8,192 (or the maximum, if smaller); models with at most 2k tokens (GPT-2) step by 128.
+    """
+    maximum = model.max_position_embeddings
+    step = 1024 if maximum > 2048 else 128
+    return step, maximum, step, min(8192, maximum)
+
+
+def kv_head_choices(model: kvcore.ModelSpec) -> list[int]:
+    """KV head counts the model could have: the divisors of its query heads (1 = MQA … all = MHA)."""
+    heads = model.num_attention_heads
+    return [n for n in range(1, heads + 1) if heads % n == 0]

@@ -1,0 +1,95 @@
+"""The KV cache formula with the learner's numbers in it, one term per kind of layer.
+
+Each term's bytes come from kvcore (``kv_cache_bytes_by_kind``), so the page shows
+kvcore's result, never a sum of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import kvcore
+from kvcore.units import format_gib, format_tokens
+
+#: The course's formula (seed 000), in LaTeX.
+SYMBOLIC = r"\text{KV} = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot s \cdot B \cdot b"
+
+#: What each kind of layer keeps per sequence, in LaTeX.
+SYMBOLIC_BY_KIND = {
+    "full": r"2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot s \cdot B \cdot b",
+    "sliding": r"2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot \min(s, w) \cdot B \cdot b",
+    "mla": r"L \cdot (r_{kv} + d_{rope}) \cdot s \cdot B \cdot b",
+    "linear": r"L \cdot \text{state} \cdot B \cdot b_{state}",
+}
+
+#: Linear-attention state is kept in BF16 (kvcore's default, passed explicitly so the text can show it).
+STATE_DTYPE = "bf16"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FormulaTerm:
+    """One kind of layer: how many, the formula with numbers (LaTeX), and kvcore's bytes."""
+
+    kind: str
+    layers: int
+    symbolic: str
+    substituted: str
+    kv_bytes: float
+
+
+def latex_number(value: float) -> str:
+    """8192 → '8{,}192' (LaTeX would put a space after a bare comma); 0.5 stays '0.5'."""
+    if float(value).is_integer():
+        return format_tokens(value).replace(",", "{,}")
+    return f"{value:g}"
+
+
+def formula_terms(
+    model: kvcore.ModelSpec, *, context_tokens: int, concurrency: int, bytes_per_value: float
+) -> list[FormulaTerm]:
+    """The formula split by layer kind, in the order the kinds first appear."""
+    terms = []
+    parts = kvcore.kv_cache_bytes_by_kind(
+        model,
+        context_tokens=context_tokens,
+        concurrency=concurrency,
+        bytes_per_value=bytes_per_value,
+        state_bytes_per_value=kvcore.bytes_per_value(STATE_DTYPE),
+    )
+    for kind, kv_bytes in parts.items():
+        layers = model.count(kind)
+        terms.append(
+            FormulaTerm(
+                kind=kind,
+                layers=layers,
+                symbolic=SYMBOLIC_BY_KIND[kind],
+                substituted=_substituted(
+                    model, kind, layers, context_tokens=context_tokens, concurrency=concurrency, b=bytes_per_value
+                ),
+                kv_bytes=float(kv_bytes),
+            )
+        )
+    return terms
+
+
+def result_latex(num_bytes: float) -> str:
+    """'= 1.13\\ \\text{GiB}' for the right-hand side."""
+    return r"= \mathbf{" + format_gib(num_bytes).replace(" GiB", r"}\ \text{GiB}").replace(",", "{,}")
+
+
+def _substituted(
+    model: kvcore.ModelSpec, kind: str, layers: int, *, context_tokens: int, concurrency: int, b: float
+) -> str:
+    n = latex_number
+    s, big_b = n(context_tokens), n(concurrency)
+    if kind == "full":
+        factors = ["2", n(layers), n(model.num_key_value_heads), n(model.head_dim), s, big_b, n(b)]
+    elif kind == "sliding":
+        window = rf"\min({s}, {n(model.sliding_window or 0)})"
+        factors = ["2", n(layers), n(model.num_key_value_heads), n(model.head_dim), window, big_b, n(b)]
+    elif kind == "mla":
+        latent = f"({n(model.kv_lora_rank)} + {n(model.qk_rope_head_dim)})"
+        factors = [n(layers), latent, s, big_b, n(b)]
+    else:
+        factors = [n(layers), n(model.linear_state_values), big_b, n(kvcore.bytes_per_value(STATE_DTYPE))]
+    return r" \cdot ".join(factors)
