@@ -11,6 +11,12 @@ import kvcore
 from charts.style import COLORS, styled
 from kvcore.units import format_tokens
 
+
+def localized_count(value: float, separators: str) -> str:
+    """A whole count with the thousands separator of `separators` ('74,079' or '74.079')."""
+    return format_tokens(value).replace(",", separators[1])
+
+
 #: Keys a caller must translate: the title, axis titles (with units) and trace names.
 MEMORY_LABELS = (
     "title",
@@ -42,6 +48,7 @@ def memory_vs_context_figure(
     kv_bytes_per_value: float = 2.0,
     weights_bytes_per_param: float = 2.0,
     labels: Mapping[str, str],
+    separators: str = ".,",
 ) -> go.Figure:
     """Stacked weights + KV cache (GiB) against context tokens, with the GPU's memory as a line.
 
@@ -49,7 +56,8 @@ def memory_vs_context_figure(
     ``model_weights_bytes``, the cache from ``kv_cache_bytes`` for `concurrency`
     sequences. A dotted line marks the chosen context; a red one the longest context
     that still fits (``kvcore.max_context_tokens``), when it lies on the chart.
-    ``labels`` holds the already-translated texts (MEMORY_LABELS).
+    ``labels`` holds the already-translated texts (MEMORY_LABELS); ``separators`` the
+    decimal mark and thousands separator (",." for Portuguese).
     """
     contexts = context_axis(model, context_tokens=context_tokens)
     weights_bytes = kvcore.model_weights_bytes(model, bytes_per_param=weights_bytes_per_param)
@@ -113,7 +121,7 @@ def memory_vs_context_figure(
             x=limit,
             line={"color": COLORS["limit"], "width": 2},
             annotation={
-                "text": f"{labels['runs_out']}<br>{format_tokens(limit)} {labels['tokens']}",
+                "text": f"{labels['runs_out']}<br>{localized_count(limit, separators)} {labels['tokens']}",
                 "font": {"color": COLORS["limit"]},
                 "align": "right" if on_the_left else "left",
             },
@@ -121,6 +129,7 @@ def memory_vs_context_figure(
         )
     figure.update_xaxes(range=[0, float(contexts[-1])])
     figure.update_yaxes(rangemode="tozero")
+    figure.update_layout(separators=separators)
     return styled(
         figure,
         title=labels["title"],

@@ -18,6 +18,9 @@ from pathlib import Path
 from types import MappingProxyType
 
 LANGUAGES = ("pt", "en")
+
+#: Decimal mark then thousands separator, per language (Plotly's ``layout.separators`` form).
+NUMBER_SEPARATORS = {"pt": ",.", "en": ".,"}
 CATALOGUE_DIR = Path(__file__).resolve().parent
 
 
@@ -37,3 +40,16 @@ def translate(lang: str, key: str, **kwargs: object) -> str:
     'Memória (GiB)'
     """
     return catalogue(lang)[key].format(**kwargs)
+
+
+def localize_number(text: str, lang: str) -> str:
+    """Rewrite kvcore's English-formatted numbers for `lang`: '74,079.5 GiB' → '74.079,5 GiB' in pt.
+
+    kvcore formats with '.' as decimal mark and ',' between thousands; Portuguese
+    swaps the two. Only the two marks change, so units and words stay as they are.
+
+    >>> localize_number("14.96 GiB", "pt")
+    '14,96 GiB'
+    """
+    decimal, thousands = NUMBER_SEPARATORS[lang]
+    return text.translate(str.maketrans({".": decimal, ",": thousands}))

@@ -26,6 +26,11 @@ controls, results = st.columns([1, 2], gap="large")
 with controls:
     st.subheader(t("memory.controls"))
     low, high, step, default_context = ui.context_range(model)
+    ui.check_url_value(ui.CONTEXT_KEY, low=low, high=high)
+    ui.check_url_value("concurrency", low=1, high=256)
+    ui.check_url_value(ui.KV_HEADS_KEY, options=[str(n) for n in ui.kv_head_choices(model)])
+    ui.check_url_value("kv_dtype", options=list(KV_DTYPES))
+    ui.check_url_value(ui.WEIGHTS_DTYPE_KEY, options=list(WEIGHTS_DTYPES))
     context_tokens = st.slider(
         t("memory.context"),
         min_value=low,
@@ -34,7 +39,7 @@ with controls:
         step=step,
         key=ui.CONTEXT_KEY,
         bind="query-params",
-        help=t("memory.context_help", maximum=format_tokens(high)),
+        help=t("memory.context_help", maximum=ui.num(format_tokens(high))),
     )
     concurrency = st.slider(
         t("memory.concurrency"),
@@ -92,26 +97,32 @@ weights_only = kvcore.MemoryBreakdown(weights_bytes=weights, kv_cache_bytes=0.0,
 
 with results:
     row = st.columns(2)
-    row[0].metric(t("memory.metric_per_token"), format_bytes(per_token), help=t("memory.metric_per_token_help"))
+    row[0].metric(t("memory.metric_per_token"), ui.num(format_bytes(per_token)), help=t("memory.metric_per_token_help"))
     row[1].metric(
         t("memory.metric_cache"),
-        format_gib(cache),
-        help=t("memory.metric_cache_help", context=format_tokens(context_tokens), users=concurrency),
+        ui.num(format_gib(cache)),
+        help=t("memory.metric_cache_help", context=ui.num(format_tokens(context_tokens)), users=concurrency),
     )
     row = st.columns(2)
-    row[0].metric(t("memory.metric_weights"), format_gib(weights), help=t("memory.metric_weights_help"))
+    row[0].metric(t("memory.metric_weights"), ui.num(format_gib(weights)), help=t("memory.metric_weights_help"))
     row[1].metric(
-        t("memory.metric_total", memory=format_gib(gpu.memory_bytes)),
-        format_gib(usage.total_bytes),
+        t("memory.metric_total", memory=ui.num(format_gib(gpu.memory_bytes))),
+        ui.num(format_gib(usage.total_bytes)),
         help=t("memory.metric_total_help", gpu=gpu.name),
     )
 
     if usage.fits(gpu.memory_bytes):
-        st.success(t("memory.fits", tokens=format_tokens(tokens_that_fit), gpu=gpu.name))
+        st.success(t("memory.fits", tokens=ui.num(format_tokens(tokens_that_fit)), gpu=gpu.name))
     elif weights_only.fits(gpu.memory_bytes):
-        st.warning(t("memory.cache_does_not_fit", tokens=format_tokens(tokens_that_fit), gpu=gpu.name))
+        st.warning(t("memory.cache_does_not_fit", tokens=ui.num(format_tokens(tokens_that_fit)), gpu=gpu.name))
     else:
-        st.error(t("memory.weights_do_not_fit", weights=format_gib(weights), memory=format_gib(gpu.memory_bytes)))
+        st.error(
+            t(
+                "memory.weights_do_not_fit",
+                weights=ui.num(format_gib(weights)),
+                memory=ui.num(format_gib(gpu.memory_bytes)),
+            )
+        )
 
     figure = memory_vs_context_figure(
         model=variant,
@@ -120,6 +131,7 @@ with results:
         concurrency=concurrency,
         kv_bytes_per_value=kv_bytes_per_value,
         weights_bytes_per_param=weights_bytes_per_param,
+        separators=ui.separators(),
         labels={
             "title": model.name,
             "subtitle": t("chart.memory_subtitle", gpu=gpu.name, users=concurrency),
@@ -139,7 +151,11 @@ st.subheader(t("memory.formula_title"))
 st.markdown(t("memory.formula_legend"))
 st.latex(SYMBOLIC)
 terms = formula_terms(
-    variant, context_tokens=context_tokens, concurrency=concurrency, bytes_per_value=kv_bytes_per_value
+    variant,
+    context_tokens=context_tokens,
+    concurrency=concurrency,
+    bytes_per_value=kv_bytes_per_value,
+    lang=ui.language(),
 )
 mixed = len(terms) > 1
 if mixed:
@@ -148,6 +164,6 @@ for term in terms:
     if mixed or term.kind != "full":
         st.markdown(t(f"kind.{term.kind}", layers=term.layers))
         st.latex(term.symbolic)
-    st.latex(term.substituted + result_latex(term.kv_bytes))
+    st.latex(term.substituted + result_latex(term.kv_bytes, lang=ui.language()))
 if mixed:
-    st.markdown(t("memory.formula_sum", total=format_gib(cache)))
+    st.markdown(t("memory.formula_sum", total=ui.num(format_gib(cache))))

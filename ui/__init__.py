@@ -11,14 +11,15 @@ sync the URL themselves: a bound selectbox would put the displayed name there.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 import streamlit as st
 
 import kvcore
-from i18n import LANGUAGES, translate
-from kvcore.units import format_gib
+from i18n import LANGUAGES, NUMBER_SEPARATORS, localize_number, translate
+from kvcore.units import format_gib, format_tokens
 
 LANG_KEY = "lang"
 MODEL_KEY = "model"
@@ -86,6 +87,16 @@ def t(key: str, **kwargs: object) -> str:
         return key
 
 
+def num(text: str) -> str:
+    """A number formatted by kvcore, with the decimal mark of the current language."""
+    return localize_number(text, language())
+
+
+def separators() -> str:
+    """Decimal mark and thousands separator of the current language, for Plotly's layout."""
+    return NUMBER_SEPARATORS[language()]
+
+
 def language_choice() -> str:
     """The sidebar's language switch, bound to ``?lang=``.
 
@@ -129,7 +140,7 @@ def gpu_picker() -> kvcore.GpuSpec:
         catalogue,
         default=DEFAULT_GPU_ID,
         label=t("sidebar.gpu"),
-        describe=lambda spec: t("sidebar.gpu_option", name=spec.name, memory=format_gib(spec.memory_bytes)),
+        describe=lambda spec: t("sidebar.gpu_option", name=spec.name, memory=num(format_gib(spec.memory_bytes))),
         unknown_notice="notice.unknown_gpu",
     )
     return catalogue[gpu_id]
@@ -173,7 +184,7 @@ def _picker(
     if key not in st.session_state:
         wanted = st.query_params.get(key)
         if wanted is not None and wanted not in catalogue:
-            st.warning(t(unknown_notice, id=wanted, default=describe(catalogue[default])), icon="⚠️")
+            st.warning(t(unknown_notice, id=shown_param(wanted), default=describe(catalogue[default])), icon="⚠️")
         st.session_state[key] = wanted if wanted in catalogue else default
     chosen: str = st.sidebar.selectbox(
         label, list(catalogue), format_func=lambda spec_id: describe(catalogue[spec_id]), key=key, on_change=on_change
@@ -183,6 +194,38 @@ def _picker(
     elif st.query_params.get(key) != chosen:
         st.query_params[key] = chosen
     return chosen
+
+
+def shown_param(value: str) -> str:
+    """A URL value made safe to quote in a notice: at most 40 plain characters, no markup."""
+    return "".join(c for c in value[:40] if c.isalnum() or c in ".-_ ") or "?"
+
+
+def check_url_value(
+    key: str, *, low: float | None = None, high: float | None = None, options: list[str] | None = None
+) -> None:
+    """Say so, once per session, when ``?key=`` holds a value the widget will not take.
+
+    Streamlit drops such a value and uses the widget's default; without this notice
+    the learner would not know the shared link asked for something else.
+    """
+    raw = st.query_params.get(key)
+    seen = st.session_state.setdefault("_checked_url_values", set())
+    if raw is None or key in seen:
+        return
+    seen.add(key)
+    if options is not None:
+        allowed = t("notice.allowed_options", options=", ".join(options))
+        ok = raw in options
+    else:
+        allowed = t("notice.allowed_range", low=num(format_tokens(low or 0)), high=num(format_tokens(high or 0)))
+        try:
+            number = float(raw)
+        except ValueError:
+            number = math.nan
+        ok = math.isfinite(number) and number == int(number) and (low or 0) <= number <= (high or math.inf)
+    if not ok:
+        st.info(t("notice.bad_value", param=key, value=shown_param(raw), allowed=allowed), icon="🔗")
 
 
 def _reset_model_defaults() -> None:

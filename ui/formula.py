@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import kvcore
+from i18n import localize_number
 from kvcore.units import format_gib, format_tokens
 
 #: The course's formula (seed 000), in LaTeX.
@@ -37,15 +38,17 @@ class FormulaTerm:
     kv_bytes: float
 
 
-def latex_number(value: float) -> str:
-    """8192 → '8{,}192' (LaTeX would put a space after a bare comma); 0.5 stays '0.5'."""
-    if float(value).is_integer():
-        return format_tokens(value).replace(",", "{,}")
-    return f"{value:g}"
+def latex_number(value: float, lang: str = "en") -> str:
+    """8192 → '8{,}192' in English, '8.192' in Portuguese; 0.5 → '0.5' / '0{,}5'.
+
+    A bare comma in LaTeX math is punctuation followed by a space, hence the braces.
+    """
+    text = format_tokens(value) if float(value).is_integer() else f"{value:g}"
+    return localize_number(text, lang).replace(",", "{,}")
 
 
 def formula_terms(
-    model: kvcore.ModelSpec, *, context_tokens: int, concurrency: int, bytes_per_value: float
+    model: kvcore.ModelSpec, *, context_tokens: int, concurrency: int, bytes_per_value: float, lang: str = "en"
 ) -> list[FormulaTerm]:
     """The formula split by layer kind, in the order the kinds first appear."""
     terms = []
@@ -64,7 +67,13 @@ def formula_terms(
                 layers=layers,
                 symbolic=SYMBOLIC_BY_KIND[kind],
                 substituted=_substituted(
-                    model, kind, layers, context_tokens=context_tokens, concurrency=concurrency, b=bytes_per_value
+                    model,
+                    kind,
+                    layers,
+                    context_tokens=context_tokens,
+                    concurrency=concurrency,
+                    b=bytes_per_value,
+                    lang=lang,
                 ),
                 kv_bytes=float(kv_bytes),
             )
@@ -72,15 +81,18 @@ def formula_terms(
     return terms
 
 
-def result_latex(num_bytes: float) -> str:
-    """'= 1.13\\ \\text{GiB}' for the right-hand side."""
-    return r"= \mathbf{" + format_gib(num_bytes).replace(" GiB", r"}\ \text{GiB}").replace(",", "{,}")
+def result_latex(num_bytes: float, lang: str = "en") -> str:
+    """'= 1.13\\ \\text{GiB}' for the right-hand side ('= 1{,}13 …' in Portuguese)."""
+    number = localize_number(format_gib(num_bytes), lang).replace(",", "{,}")
+    return r"= \mathbf{" + number.replace(" GiB", r"}\ \text{GiB}")
 
 
 def _substituted(
-    model: kvcore.ModelSpec, kind: str, layers: int, *, context_tokens: int, concurrency: int, b: float
+    model: kvcore.ModelSpec, kind: str, layers: int, *, context_tokens: int, concurrency: int, b: float, lang: str
 ) -> str:
-    n = latex_number
+    def n(value: float) -> str:
+        return latex_number(value, lang)
+
     s, big_b = n(context_tokens), n(concurrency)
     if kind == "full":
         factors = ["2", n(layers), n(model.num_key_value_heads), n(model.head_dim), s, big_b, n(b)]

@@ -72,3 +72,10 @@ def test_placeholders_are_filled():
 def test_the_catalogue_is_read_only():
     with pytest.raises(TypeError):
         catalogue("en")["nav.memory"] = "changed"  # type: ignore[index]
+
+
+def test_portuguese_swaps_the_decimal_mark_and_the_thousands_separator():
+    from i18n import localize_number
+
+    assert localize_number("74,079.5 GiB", "pt") == "74.079,5 GiB"
+    assert localize_number("74,079.5 GiB", "en") == "74,079.5 GiB"

@@ -137,3 +137,32 @@ def test_every_model_of_the_csv_opens_the_page_without_an_exception(app, models)
     for model_id in models:
         app.selectbox(key="model").set_value(model_id).run()
         assert not app.exception, (model_id, [exception.value for exception in app.exception])
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("context", "99999999"), ("context", "abc"), ("concurrency", "-4"), ("kv_dtype", "fp6"), ("kv_heads", "3")],
+)
+def test_a_bad_value_in_the_url_falls_back_to_the_default_with_a_notice(app, models, key, value):
+    app.query_params.update({"lang": "en", key: value})
+    app.run()
+    assert not app.exception
+    assert any(f"`{key}`" in info.value for info in app.info)
+    expected = kvcore.kv_cache_bytes(models["llama-3.1-8b"], context_tokens=8192, bytes_per_value=2.0)
+    assert metric_value(app, translate("en", "memory.metric_cache")) == format_gib(float(expected))
+
+
+def test_markup_in_the_url_is_never_echoed(app):
+    app.query_params.update({"lang": "en", "model": "[click](https://evil.example)<script>"})
+    app.run()
+    assert not app.exception
+    [warning] = [w for w in app.warning if "click" in w.value]
+    assert "](" not in warning.value and "<script>" not in warning.value
+
+
+def test_portuguese_numbers_use_a_decimal_comma(app, models):
+    app.query_params["lang"] = "pt"
+    app.run()
+    weights = kvcore.model_weights_bytes(models["llama-3.1-8b"])
+    shown = metric_value(app, translate("pt", "memory.metric_weights"))
+    assert shown == format_gib(weights).replace(".", ",") == "14,96 GiB"
