@@ -4,11 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-python_bin="$(command -v python3.11 || command -v python3)"
-if [[ ! -x .venv/bin/python ]]; then
-    "$python_bin" -m venv .venv
-fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -r requirements.txt
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
+ensure_venv requirements.txt
 
 exec .venv/bin/streamlit run app.py "$@"

@@ -4,21 +4,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# shellcheck source=scripts/lib.sh
+source scripts/lib.sh
+
 if [[ ! -x /usr/bin/chromium ]]; then
-    sudo_cmd=()
-    if [[ "$(id -u)" -ne 0 ]]; then
-        sudo_cmd=(sudo)
-    fi
-    "${sudo_cmd[@]}" apt-get update
-    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y --no-install-recommends chromium
+    as_root apt-get update
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
 fi
 
-python_bin="$(command -v python3.11 || command -v python3)"
-if [[ ! -x .venv/bin/python ]]; then
-    "$python_bin" -m venv .venv
-fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -r requirements-dev.txt
+ensure_venv requirements-dev.txt
 
 # Playwright's browser profiles go to $TMPDIR: keep them inside the checkout (git-ignored).
 mkdir -p .tmp
