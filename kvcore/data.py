@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import csv
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from .hardware import GpuSpec, gpu
 from .model import ModelSpec
@@ -59,37 +60,33 @@ GPU_COLUMNS = [
 ]
 GPU_CATEGORIES = ("consumer", "datacenter", "apple")
 
+Spec = TypeVar("Spec", ModelSpec, GpuSpec)
+
 
 def load_models(path: str | Path = MODELS_CSV) -> dict[str, ModelSpec]:
     """Every model of the CSV, keyed by id, in file order."""
-    models: dict[str, ModelSpec] = {}
-    for where, row in _rows(path, MODEL_COLUMNS):
-        try:
-            model = _model_from_row(row)
-        except ValueError as error:
-            raise ValueError(f"{where}: {error}") from None
-        if model.id in models:
-            raise ValueError(f"{where}: duplicate id {model.id!r}")
-        models[model.id] = model
-    if not models:
-        raise ValueError(f"{path}: no models")
-    return models
+    return _load(path, MODEL_COLUMNS, _model_from_row)
 
 
 def load_gpus(path: str | Path = GPUS_CSV) -> dict[str, GpuSpec]:
     """Every GPU of the CSV, keyed by id, in file order."""
-    gpus: dict[str, GpuSpec] = {}
-    for where, row in _rows(path, GPU_COLUMNS):
+    return _load(path, GPU_COLUMNS, _gpu_from_row)
+
+
+def _load(path: str | Path, columns: list[str], from_row: Callable[[dict[str, str]], Spec]) -> dict[str, Spec]:
+    """Rows → specs keyed by id; the first bad row raises ValueError naming its line and field."""
+    specs: dict[str, Spec] = {}
+    for where, row in _rows(path, columns):
         try:
-            spec = _gpu_from_row(row)
+            spec = from_row(row)
         except ValueError as error:
             raise ValueError(f"{where}: {error}") from None
-        if spec.id in gpus:
+        if spec.id in specs:
             raise ValueError(f"{where}: duplicate id {spec.id!r}")
-        gpus[spec.id] = spec
-    if not gpus:
-        raise ValueError(f"{path}: no GPUs")
-    return gpus
+        specs[spec.id] = spec
+    if not specs:
+        raise ValueError(f"{Path(path).name}: no rows")
+    return specs
 
 
 def _rows(path: str | Path, columns: list[str]) -> Iterator[tuple[str, dict[str, str]]]:

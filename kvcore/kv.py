@@ -101,12 +101,14 @@ def sequence_kv_bytes(
 
     Formula: Σ_layers values_per_token · cached_tokens(context) · b + linear state.
     """
-    checks.positive("context tokens", context_tokens, allow_zero=True)
-    checks.positive("bytes per value", bytes_per_value)
-    total = np.zeros_like(np.asarray(context_tokens, dtype=float))
-    for layer, n in model.layer_counts().items():
-        total = total + n * layer_values_per_token(layer, tp=tp) * layer_cached_tokens(layer, context_tokens)
-    return total * bytes_per_value + state_bytes_per_sequence(model, state_bytes_per_value=state_bytes_per_value, tp=tp)
+    parts = kv_cache_bytes_by_kind(
+        model,
+        context_tokens=context_tokens,
+        bytes_per_value=bytes_per_value,
+        tp=tp,
+        state_bytes_per_value=state_bytes_per_value,
+    )
+    return np.asarray(sum(parts.values()), dtype=float)
 
 
 def kv_cache_bytes(
@@ -187,12 +189,13 @@ def kv_cache_bytes_by_kind(
     checks.positive("context tokens", context_tokens, allow_zero=True)
     checks.positive("concurrency", concurrency, allow_zero=True)
     checks.positive("bytes per value", bytes_per_value)
+    checks.positive("state bytes per value", state_bytes_per_value)
     users = np.asarray(concurrency, dtype=float)
     parts: dict[str, np.ndarray] = {}
     for layer, n in model.layer_counts().items():
         cached = n * layer_values_per_token(layer, tp=tp) * layer_cached_tokens(layer, context_tokens) * bytes_per_value
         if layer.kind == "linear":
-            cached = cached + n * layer.linear_state_values * state_bytes_per_value / tp
+            cached = cached + n * layer.linear_state_values * state_bytes_per_value / checks.whole("tp", tp)
         parts[layer.kind] = parts.get(layer.kind, 0.0) + cached * users
     return parts
 

@@ -9,6 +9,7 @@ Prefill processes the whole prompt at once and is bound by FLOPs ÷ throughput.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -118,11 +119,7 @@ def prefill_flops(model: ModelSpec, *, prompt_tokens: ArrayLike) -> np.ndarray:
     if model.active_params is None:
         raise ValueError(f"the parameter count of {model.name!r} is unknown: give --params-b")
     n = np.asarray(prompt_tokens, dtype=float)
-    attention = np.zeros_like(n)
-    d_attn = model.num_attention_heads * model.head_dim
-    for layer, count in model.layer_counts().items():
-        attention = attention + count * 4.0 * d_attn * attention_pairs(layer, n)
-    return 2.0 * model.active_params * n + attention
+    return 2.0 * model.active_params * n + _attention_flops(model, attention_pairs, n)
 
 
 def decode_flops_per_step(model: ModelSpec, *, context_tokens: ArrayLike, batch: ArrayLike = 1) -> np.ndarray:
@@ -130,11 +127,19 @@ def decode_flops_per_step(model: ModelSpec, *, context_tokens: ArrayLike, batch:
     if model.active_params is None:
         raise ValueError(f"the parameter count of {model.name!r} is unknown: give --params-b")
     context = np.asarray(context_tokens, dtype=float)
-    attention = np.zeros_like(context)
-    d_attn = model.num_attention_heads * model.head_dim
-    for layer, count in model.layer_counts().items():
-        attention = attention + count * 4.0 * d_attn * layer_cached_tokens(layer, context)
+    attention = _attention_flops(model, layer_cached_tokens, context)
     return np.asarray(batch, dtype=float) * (2.0 * model.active_params + attention)
+
+
+def _attention_flops(
+    model: ModelSpec, pairs: Callable[[LayerSpec, ArrayLike], np.ndarray], tokens: np.ndarray
+) -> np.ndarray:
+    """Σ_layers 4 · d_attn · (query, key) pairs: QKᵀ and attention·V, 2 · d_attn FLOPs each per pair."""
+    d_attn = model.num_attention_heads * model.head_dim
+    total = np.zeros_like(tokens)
+    for layer, count in model.layer_counts().items():
+        total = total + count * 4.0 * d_attn * pairs(layer, tokens)
+    return total
 
 
 def prefill_time_s(flops: ArrayLike, *, peak_flop_per_s: float, gpus: int = 1, mfu: float = 1.0) -> np.ndarray:
