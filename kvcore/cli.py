@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 from . import units
 from .data import load_gpus, load_models
-from .dtypes import BYTES_PER_VALUE, bytes_per_value
+from .dtypes import BYTES_PER_VALUE, bytes_per_value, dtype_name
 from .hardware import GpuSpec
 from .hf_config import read_config_file
 from .kv import kv_bytes_per_token, kv_cache_bytes
@@ -111,7 +111,9 @@ def _model_options(command: argparse.ArgumentParser) -> None:
 def _common_options(command: argparse.ArgumentParser) -> None:
     dtypes = "/".join(BYTES_PER_VALUE)
     command.add_argument("--kv-dtype", type=_dtype, default="bf16", help=f"KV cache format ({dtypes}); default bf16")
-    command.add_argument("--weight-dtype", type=_dtype, default="bf16", help="weights format; default bf16")
+    command.add_argument(
+        "--weight-dtype", type=_dtype, help="weights format; default: the checkpoint's own (data/models.csv), else bf16"
+    )
     command.add_argument("--context", type=_whole, default=8192, help="tokens per sequence; default 8192")
     command.add_argument("--concurrency", type=_whole, default=1, help="concurrent sequences; default 1")
     command.add_argument("--batch", type=_whole, help="sequences decoded together (default: --concurrency)")
@@ -195,7 +197,9 @@ def resolve_gpu(args: argparse.Namespace) -> GpuSpec | None:
 def _weights_per_gpu(args: argparse.Namespace, model: ModelSpec) -> float:
     if args.weights_gib is not None:
         return args.weights_gib * units.GiB
-    return model_weights_bytes(model, bytes_per_param=bytes_per_value(args.weight_dtype), tp=args.tp)
+    return model_weights_bytes(
+        model, bytes_per_param=bytes_per_value(args.weight_dtype or model.weights_dtype), tp=args.tp
+    )
 
 
 def run_kv(args: argparse.Namespace) -> dict[str, Any]:
@@ -284,7 +288,7 @@ def run_decode(args: argparse.Namespace) -> dict[str, Any]:
         model,
         context_tokens=args.context,
         batch=batch,
-        weight_bytes_per_param=bytes_per_value(args.weight_dtype),
+        weight_bytes_per_param=bytes_per_value(args.weight_dtype or model.weights_dtype),
         kv_bytes_per_value=bytes_per_value(args.kv_dtype),
         gpus=gpus,
         weights_bytes=weights,
@@ -314,7 +318,8 @@ def run_prefill(args: argparse.Namespace) -> dict[str, Any]:
     if args.tflops:
         peak = args.tflops * units.TFLOP
     elif gpu is not None:
-        use_fp8 = bytes_per_value(args.weight_dtype) <= 1 and gpu.has_fp8
+        # FP8 weights run on FP8 tensor cores; weight-only formats (int4, mxfp4) compute in BF16.
+        use_fp8 = dtype_name(args.weight_dtype or model.weights_dtype) == "fp8" and gpu.has_fp8
         peak = gpu.fp8_dense_flop_per_s if use_fp8 else gpu.bf16_dense_flop_per_s
     else:
         raise ValueError("give --gpu ID or --tflops N (dense tensor TFLOP/s per GPU)")

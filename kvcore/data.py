@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
 
+from .dtypes import dtype_name
 from .hardware import GpuSpec, gpu
 from .model import ModelSpec
 
@@ -39,6 +40,7 @@ MODEL_COLUMNS = [
     "num_experts",
     "num_experts_per_tok",
     "torch_dtype",
+    "weights_dtype",
     "source_url",
     "notes",
 ]
@@ -142,6 +144,7 @@ def _model_from_row(row: dict[str, str]) -> ModelSpec:
         num_experts=_int(row, "num_experts", default=0),
         num_experts_per_tok=_int(row, "num_experts_per_tok", default=0),
         torch_dtype=row["torch_dtype"],
+        weights_dtype=dtype_name(row["weights_dtype"] or "bf16"),
         source_url=_url(row),
         notes=row["notes"],
     )

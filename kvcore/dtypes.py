@@ -13,6 +13,9 @@ BYTES_PER_VALUE: dict[str, float] = {
     "fp8": 1.0,
     "int8": 1.0,
     "int4": 0.5,
+    # OCP Microscaling MXFP4: 32 FP4 (E2M1) values share one 8-bit scale → 4 + 8/32 = 4.25 bits
+    # (OCP MX spec v1.0, 2023; the format of gpt-oss's MoE weights).
+    "mxfp4": 4.25 / 8,
 }
 
 _ALIASES = {

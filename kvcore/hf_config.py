@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from .dtypes import dtype_name
 from .model import ModelSpec
 
 
@@ -77,7 +78,21 @@ def model_from_config(config: dict[str, Any], *, name: str = "config") -> ModelS
         num_experts=_int(config, ("num_local_experts", "num_experts", "n_routed_experts"), required=False),
         num_experts_per_tok=_int(config, ("num_experts_per_tok", "moe_topk"), required=False),
         torch_dtype=str(config.get("torch_dtype") or config.get("dtype") or ""),
+        weights_dtype=_weights_dtype(config),
     )
+
+
+def _weights_dtype(config: dict[str, Any]) -> str:
+    """The checkpoint's storage format: a quantization_config's method (fp8, mxfp4) or torch_dtype; else bf16."""
+    quantization = config.get("quantization_config")
+    if isinstance(quantization, dict):
+        method = str(quantization.get("quant_method", "")).lower()
+        if method in ("fp8", "mxfp4"):
+            return method
+    try:
+        return dtype_name(str(config.get("torch_dtype") or config.get("dtype") or "bf16"))
+    except ValueError:
+        return "bf16"
 
 
 def _int(config: dict[str, Any], keys: tuple[str, ...], *, required: bool = True) -> int:

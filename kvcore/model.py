@@ -48,6 +48,9 @@ class ModelSpec:
     ``sliding,full`` (Gemma 2, gpt-oss), ``sliding*5,full`` (Gemma 3), ``mla``
     (DeepSeek-V3), ``linear*3,full`` (Qwen3-Next). Parameters are counts (not
     billions); ``active_params`` differs from ``total_params`` only for MoE models.
+    ``weights_dtype`` is the format the released checkpoint stores its weights in
+    (``torch_dtype`` is what config.json says: DeepSeek-V3 ships FP8 weights under a
+    bfloat16 config, gpt-oss MXFP4 experts).
     """
 
     id: str
@@ -69,6 +72,7 @@ class ModelSpec:
     num_experts_per_tok: int = 0
     hf_id: str = ""
     torch_dtype: str = ""
+    weights_dtype: str = "bf16"
     source_url: str = ""
     notes: str = ""
     layers: tuple[LayerSpec, ...] = field(init=False, repr=False, compare=False)

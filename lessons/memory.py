@@ -13,7 +13,7 @@ from ui import t
 from ui.formula import SYMBOLIC, formula_terms, result_latex
 
 KV_DTYPES = ("fp16", "bf16", "fp8", "int8", "int4")
-WEIGHTS_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8", "int4")
+WEIGHTS_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8", "mxfp4", "int4")
 
 model = ui.current_model()
 gpu = ui.current_gpu()

@@ -159,11 +159,8 @@ def current_gpu() -> kvcore.GpuSpec:
 
 
 def model_weights_dtype(model: kvcore.ModelSpec) -> str:
-    """The format the model's checkpoint ships in (config.json's torch_dtype), bf16 if unknown."""
-    try:
-        return kvcore.dtype_name(model.torch_dtype)
-    except ValueError:
-        return "bf16"
+    """The format the model's released checkpoint stores its weights in (data/models.csv's weights_dtype)."""
+    return model.weights_dtype
 
 
 def _picker(

@@ -136,3 +136,10 @@ def exit_code(args):
         return main(args)
     except SystemExit as stop:
         return stop.code
+
+
+def test_the_weights_format_defaults_to_the_checkpoints_own(capsys):
+    args = ["capacity", "--model", "gpt-oss-120b", "--gpu", "h100-sxm", "--max-model-len", "131072"]
+    result = run_json(capsys, *args)
+    assert result["weights_bytes"] == 117e9 * 4.25 / 8
+    assert result["fits"] is True

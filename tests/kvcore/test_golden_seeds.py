@@ -173,3 +173,20 @@ def test_gqa_and_mqa_savings_match_the_course_table():
     # seed 002: GQA 32 → 8 heads saves 75 %; MQA 32 → 1 saves 97 % (96.875 %)
     assert kv.saving_vs_mha(seven_b(8), context_tokens=1000) == 0.75
     assert kv.saving_vs_mha(seven_b(1), context_tokens=1000) == pytest.approx(0.96875)
+
+
+def test_gpt_oss_120b_mxfp4_weights_fit_one_80_gb_gpu(models, gpus):
+    # openai/gpt-oss README: gpt-oss-120b "fits into a single 80GB GPU (like NVIDIA H100 or AMD MI300X)"
+    # thanks to MXFP4 MoE weights: 117 B × 4.25 bits = 62.2 GB (57.9 GiB). In BF16 it would need 218 GiB.
+    oss = models["gpt-oss-120b"]
+    assert oss.weights_dtype == "mxfp4"
+    mxfp4 = kv.model_weights_bytes(oss, bytes_per_param=kv.bytes_per_value(oss.weights_dtype))
+    assert mxfp4 / GiB == pytest.approx(57.9, abs=0.1)
+    assert mxfp4 < gpus["h100-sxm"].memory_bytes < kv.model_weights_bytes(oss, bytes_per_param=2)
+
+
+def test_deepseek_v3_ships_fp8_weights_of_671_gb(models):
+    # DeepSeek-V3 README: FP8 weights, 671 B parameters → 671 GB (625 GiB)
+    v3 = models["deepseek-v3"]
+    assert v3.weights_dtype == "fp8"
+    assert kv.model_weights_bytes(v3, bytes_per_param=kv.bytes_per_value("fp8")) == 671e9
