@@ -87,7 +87,9 @@ try:
     )
     weights = kvcore.model_weights_bytes(variant, bytes_per_param=weights_bytes_per_param)
     kv_room = kvcore.kv_budget_bytes(memory_bytes=gpu.memory_bytes, utilization=1.0, weights_bytes=weights)
-    tokens_that_fit = kvcore.tokens_that_fit(kv_budget_bytes=kv_room, bytes_per_token=per_token)
+    longest_context = kvcore.max_context_tokens(
+        variant, kv_budget_bytes=kv_room, concurrency=concurrency, bytes_per_value=kv_bytes_per_value
+    )
 except ValueError as error:
     st.error(t("error.bad_combination", detail=str(error)))
     st.stop()
@@ -111,11 +113,8 @@ with results:
         help=t("memory.metric_total_help", gpu=gpu.name),
     )
 
-    if usage.fits(gpu.memory_bytes):
-        st.success(t("memory.fits", tokens=ui.num(format_tokens(tokens_that_fit)), gpu=gpu.name))
-    elif weights_only.fits(gpu.memory_bytes):
-        st.warning(t("memory.cache_does_not_fit", tokens=ui.num(format_tokens(tokens_that_fit)), gpu=gpu.name))
-    else:
+    room = {"gpu": gpu.name, "users": concurrency, "room": ui.num(format_gib(max(kv_room, 0.0)))}
+    if not weights_only.fits(gpu.memory_bytes):
         st.error(
             t(
                 "memory.weights_do_not_fit",
@@ -123,6 +122,12 @@ with results:
                 memory=ui.num(format_gib(gpu.memory_bytes)),
             )
         )
+    elif longest_context >= model.max_position_embeddings:
+        st.success(t("memory.fits_whole_context", maximum=ui.num(format_tokens(model.max_position_embeddings)), **room))
+    elif usage.fits(gpu.memory_bytes):
+        st.success(t("memory.fits", tokens=ui.num(format_tokens(longest_context)), **room))
+    else:
+        st.warning(t("memory.cache_does_not_fit", tokens=ui.num(format_tokens(longest_context)), **room))
 
     figure = memory_vs_context_figure(
         model=variant,

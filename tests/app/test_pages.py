@@ -8,7 +8,7 @@ import pytest
 
 import kvcore
 from i18n import LANGUAGES, translate
-from kvcore.units import format_bytes, format_gib
+from kvcore.units import format_bytes, format_gib, format_tokens
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "lessons").glob("*.py"))
@@ -166,3 +166,23 @@ def test_portuguese_numbers_use_a_decimal_comma(app, models):
     weights = kvcore.model_weights_bytes(models["llama-3.1-8b"])
     shown = metric_value(app, translate("pt", "memory.metric_weights"))
     assert shown == format_gib(weights).replace(".", ",") == "14,96 GiB"
+
+
+def test_the_status_says_how_long_each_users_context_can_grow_as_kvcore_says(app, models):
+    # Gemma 3 27B on an H100 with 4 users: sliding layers stop at 1,024 tokens, so the answer
+    # is kvcore.max_context_tokens, not (free memory) / (bytes per token of all layers).
+    app.query_params.update({"lang": "en", "model": "gemma-3-27b", "gpu": "h100-sxm", "concurrency": "4"})
+    app.run()
+    model = models["gemma-3-27b"]
+    weights = kvcore.model_weights_bytes(model)
+    room = kvcore.kv_budget_bytes(memory_bytes=80 * kvcore.GiB, utilization=1.0, weights_bytes=weights)
+    tokens = kvcore.max_context_tokens(model, kv_budget_bytes=room, concurrency=4)
+    [success] = app.success
+    assert f"**{format_tokens(tokens)} tokens**" in success.value
+
+
+def test_a_model_whose_whole_context_fits_says_so(app, models):
+    app.query_params.update({"lang": "en", "model": "qwen2.5-0.5b", "gpu": "h100-sxm"})
+    app.run()
+    [success] = app.success
+    assert format_tokens(models["qwen2.5-0.5b"].max_position_embeddings) in success.value
