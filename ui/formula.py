@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import kvcore
 from i18n import localize_number
-from kvcore.units import format_gib, format_tokens
+from kvcore.units import format_bytes, format_tokens
 
 #: The course's formula (seed 000), in LaTeX.
 SYMBOLIC = r"\text{KV} = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot s \cdot B \cdot b"
@@ -82,9 +82,12 @@ def formula_terms(
 
 
 def result_latex(num_bytes: float, lang: str = "en") -> str:
-    """'= 1.13\\ \\text{GiB}' for the right-hand side ('= 1{,}13 …' in Portuguese)."""
-    number = localize_number(format_gib(num_bytes), lang).replace(",", "{,}")
-    return r"= \mathbf{" + number.replace(" GiB", r"}\ \text{GiB}")
+    """'= 1.13\\ \\text{GiB}' for the right-hand side ('= 1{,}13 …' in Portuguese).
+
+    The unit follows the size (a 128-token window is MiB, not '0 GiB'); always binary.
+    """
+    number, unit = localize_number(format_bytes(num_bytes), lang).replace(",", "{,}").rsplit(" ", 1)
+    return r"= \mathbf{" + number + r"}\ \text{" + unit + "}"
 
 
 def _substituted(
