@@ -114,7 +114,7 @@ def memory_vs_context_figure(
     limit = kvcore.max_context_tokens(
         model, kv_budget_bytes=budget, concurrency=concurrency, bytes_per_value=kv_bytes_per_value
     )
-    if limit < contexts[-1]:
+    if 0 < limit < contexts[-1]:  # 0: the weights alone overflow, the error text says so
         # Write the label on the side with more room, so it stays inside a phone-sized plot.
         on_the_left = limit > contexts[-1] / 2
         figure.add_vline(

@@ -114,3 +114,8 @@ def test_the_chart_uses_the_shared_template(models, gpus):
     from charts.style import FONT_SIZE
 
     assert figure_for(models, gpus).layout.template.layout.font.size == FONT_SIZE
+
+
+def test_no_red_line_when_the_weights_alone_overflow(models, gpus):
+    figure = figure_for(models, gpus, model_id="llama-3.1-405b", gpu_id="rtx-4090")
+    assert red_line_tokens(figure) == []
