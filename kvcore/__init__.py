@@ -93,6 +93,7 @@ from .units import (
 )
 from .vllm import (
     DEFAULT_BLOCK_SIZE,
+    DEFAULT_MAX_NUM_BATCHED_TOKENS,
     PoolReport,
     block_bytes,
     estimated_max_model_len,
@@ -106,6 +107,7 @@ from .vllm import (
 __all__ = [
     "BYTES_PER_VALUE",
     "DEFAULT_BLOCK_SIZE",
+    "DEFAULT_MAX_NUM_BATCHED_TOKENS",
     "GB",
     "KB",
     "LAYER_KINDS",

@@ -131,6 +131,12 @@ def _common_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--weights-gib", type=_number(), help="weights per GPU in GiB (instead of parameters)")
     command.add_argument("--kv-memory-gib", type=_number(allow_equal=True), help="the KV pool per GPU, given directly")
     command.add_argument("--block-size", type=_whole, default=16, help="tokens per KV block; default 16")
+    command.add_argument(
+        "--max-num-batched-tokens",
+        type=_whole,
+        default=8192,
+        help="tokens per scheduler step (a sliding window also holds this chunk); default 8192",
+    )
     command.add_argument("--max-model-len", type=_whole, help="tokens per request (default: --context)")
     command.add_argument("--bandwidth-gbs", type=_number(), help="memory bandwidth per GPU, GB/s (instead of --gpu)")
     command.add_argument("--tflops", type=_number(), help="dense tensor TFLOP/s per GPU (instead of --gpu)")
@@ -249,6 +255,7 @@ def run_capacity(args: argparse.Namespace) -> dict[str, Any]:
         kv_pool_bytes=max(pool, 0.0),
         max_model_len=max_model_len,
         block_size=args.block_size,
+        max_num_batched_tokens=args.max_num_batched_tokens,
         bytes_per_value=b,
         tp=args.tp,
     )

@@ -22,6 +22,9 @@ from .model import ModelSpec
 
 ArrayLike = Any
 DEFAULT_BLOCK_SIZE = 16
+#: Tokens one scheduler step may process (vLLM V1's default for ``vllm serve``; a sliding
+#: window must also hold the chunk being prefilled).
+DEFAULT_MAX_NUM_BATCHED_TOKENS = 8192
 
 
 def block_bytes(
@@ -49,16 +52,17 @@ def request_blocks_needed(
     *,
     max_model_len: ArrayLike,
     block_size: int = DEFAULT_BLOCK_SIZE,
-    max_num_batched_tokens: int = 1,
+    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
     tp: int = 1,
 ) -> np.ndarray:
     """Blocks (of all-layer size) one request of `max_model_len` tokens needs.
 
     Full and MLA layers need ceil(L / block_size) blocks each. A sliding layer
-    needs what its window spans: min(ceil(L / bs), ceil((W − 1 + chunk) / bs) + 1)
-    (vLLM ``SlidingWindowSpec.max_memory_usage_bytes``; the +1 because the window
-    may straddle a block boundary; chunk = tokens scheduled in one step).
-    Linear layers need none. Weighted by each layer's share of a block's bytes.
+    needs ceil(min(W − 1 + chunk, L) / block_size) + 1: the last W − 1 tokens plus
+    the chunk being prefilled, never more than L, and one more block because the
+    window may straddle a block boundary (vLLM ``SlidingWindowSpec.max_memory_usage_bytes``
+    in vllm/v1/kv_cache_interface.py; chunk = max_num_batched_tokens). Linear layers
+    need none. Weighted by each layer's share of a block's bytes.
     """
     length = np.asarray(max_model_len, dtype=float)
     checks.positive("max model length", length)
@@ -71,8 +75,8 @@ def request_blocks_needed(
         total_values += values
         if layer.kind == "sliding":
             window = float(layer.sliding_window or 0)
-            span = np.ceil((window - 1 + max_num_batched_tokens) / bs) + 1
-            needed = needed + values * np.minimum(full_blocks, span)
+            held = np.minimum(window - 1 + checks.whole("max_num_batched_tokens", max_num_batched_tokens), length)
+            needed = needed + values * (np.ceil(held / bs) + 1)
         else:
             needed = needed + values * full_blocks
     return needed / total_values
@@ -84,6 +88,7 @@ def max_concurrency(
     num_blocks: ArrayLike,
     max_model_len: ArrayLike,
     block_size: int = DEFAULT_BLOCK_SIZE,
+    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
     tp: int = 1,
 ) -> np.ndarray:
     """'Maximum concurrency for L tokens per request': blocks / blocks one request needs.
@@ -91,12 +96,23 @@ def max_concurrency(
     For full attention: num_blocks / ceil(L / block_size). vLLM issue #10517:
     1,952 blocks, L = 20,000 → 1,952 / 1,250 = 1.56×.
     """
-    need = request_blocks_needed(model, max_model_len=max_model_len, block_size=block_size, tp=tp)
+    need = request_blocks_needed(
+        model,
+        max_model_len=max_model_len,
+        block_size=block_size,
+        max_num_batched_tokens=max_num_batched_tokens,
+        tp=tp,
+    )
     return np.asarray(num_blocks, dtype=float) / need
 
 
 def estimated_max_model_len(
-    model: ModelSpec, *, num_blocks: float, block_size: int = DEFAULT_BLOCK_SIZE, tp: int = 1
+    model: ModelSpec,
+    *,
+    num_blocks: float,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
+    tp: int = 1,
 ) -> int:
     """The longest request the pool can hold whole: max L with blocks_needed(L) ≤ num_blocks.
 
@@ -106,7 +122,10 @@ def estimated_max_model_len(
     low, high = 0, 1 << 34
     while low < high:
         mid = (low + high + 1) // 2
-        if float(request_blocks_needed(model, max_model_len=mid, block_size=block_size, tp=tp)) <= num_blocks:
+        need = request_blocks_needed(
+            model, max_model_len=mid, block_size=block_size, max_num_batched_tokens=max_num_batched_tokens, tp=tp
+        )
+        if float(need) <= num_blocks:
             low = mid
         else:
             high = mid - 1
@@ -134,6 +153,7 @@ def pool_report(
     kv_pool_bytes: float,
     max_model_len: int,
     block_size: int = DEFAULT_BLOCK_SIZE,
+    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
     bytes_per_value: float = 2.0,
     tp: int = 1,
 ) -> PoolReport:
@@ -141,9 +161,18 @@ def pool_report(
     per_token = kv_bytes_per_token(model, bytes_per_value=bytes_per_value, tp=tp)
     blocks = int(num_blocks(kv_pool_bytes=kv_pool_bytes, block_bytes=block_size * per_token))
     concurrency = float(
-        max_concurrency(model, num_blocks=blocks, max_model_len=max_model_len, block_size=block_size, tp=tp)
+        max_concurrency(
+            model,
+            num_blocks=blocks,
+            max_model_len=max_model_len,
+            block_size=block_size,
+            max_num_batched_tokens=max_num_batched_tokens,
+            tp=tp,
+        )
     )
-    longest = estimated_max_model_len(model, num_blocks=blocks, block_size=block_size, tp=tp)
+    longest = estimated_max_model_len(
+        model, num_blocks=blocks, block_size=block_size, max_num_batched_tokens=max_num_batched_tokens, tp=tp
+    )
     return PoolReport(
         kv_pool_bytes=float(kv_pool_bytes),
         bytes_per_token=per_token,

@@ -143,3 +143,10 @@ def test_the_weights_format_defaults_to_the_checkpoints_own(capsys):
     result = run_json(capsys, *args)
     assert result["weights_bytes"] == 117e9 * 4.25 / 8
     assert result["fits"] is True
+
+
+def test_a_sliding_window_also_holds_the_scheduled_chunk(capsys):
+    args = ["capacity", "--model", "gpt-oss-20b", "--kv-memory-gib", "4", "--max-model-len", "131072"]
+    big_chunks = run_json(capsys, *args)["max_concurrency"]
+    small_chunks = run_json(capsys, *args, "--max-num-batched-tokens", "512")["max_concurrency"]
+    assert small_chunks > big_chunks

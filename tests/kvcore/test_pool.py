@@ -21,9 +21,13 @@ def test_concurrency_for_full_attention_is_blocks_over_blocks_per_request(models
 
 def test_sliding_layers_need_only_their_window_of_blocks(models):
     mistral = models["mistral-7b-v0.1"]  # all layers slide over 4,096 tokens
-    # ceil((4096 − 1 + 1) / 16) + 1 = 257 blocks, whatever the request length
-    assert kv.request_blocks_needed(mistral, max_model_len=32_768) == 257
-    assert kv.request_blocks_needed(mistral, max_model_len=1024) == 64
+    # vLLM SlidingWindowSpec: ceil(min(W − 1 + chunk, L) / 16) + 1 blocks
+    # one-token chunks: ceil(4,096 / 16) + 1 = 257, whatever the request length
+    assert kv.request_blocks_needed(mistral, max_model_len=32_768, max_num_batched_tokens=1) == 257
+    # vllm serve's 8,192-token chunks: ceil(12,287 / 16) + 1 = 769
+    assert kv.request_blocks_needed(mistral, max_model_len=32_768) == 769
+    # a short request: ceil(1,024 / 16) + 1 = 65
+    assert kv.request_blocks_needed(mistral, max_model_len=1024) == 65
 
 
 def test_a_pool_too_small_for_one_request_reports_the_longest_that_fits(models):
@@ -43,4 +47,7 @@ def test_the_seed_sizing_rule_divides_the_budget_by_bytes_per_token():
 
 def test_estimated_max_model_len_grows_beyond_the_window_for_sliding_models(models):
     mistral = models["mistral-7b-v0.1"]
-    assert kv.estimated_max_model_len(mistral, num_blocks=300) >= 1 << 30  # sliding-only: any length fits
+    # sliding-only: once the window and one chunk fit (769 blocks), any length fits
+    assert kv.estimated_max_model_len(mistral, num_blocks=800) >= 1 << 30
+    # below that, the longest request is where ceil(L / 16) + 1 reaches the pool: L = 16 · 299
+    assert kv.estimated_max_model_len(mistral, num_blocks=300) == 16 * 299
