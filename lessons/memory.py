@@ -113,7 +113,12 @@ with results:
         help=t("memory.metric_total_help", gpu=gpu.name),
     )
 
-    room = {"gpu": gpu.name, "users": concurrency, "room": ui.num(format_gib(max(kv_room, 0.0)))}
+    room = {
+        "gpu": gpu.name,
+        "each": ui.plural("users.each", concurrency),
+        "all": ui.plural("users.all", concurrency),
+        "room": ui.num(format_gib(max(kv_room, 0.0))),
+    }
     if not weights_only.fits(gpu.memory_bytes):
         st.error(
             t(
@@ -139,7 +144,7 @@ with results:
         separators=ui.separators(),
         labels={
             "title": model.name,
-            "subtitle": t("chart.memory_subtitle", gpu=gpu.name, users=concurrency),
+            "subtitle": t("chart.memory_subtitle", gpu=gpu.name, users=ui.plural("users.count", concurrency)),
             "x_title": t("chart.context_axis"),
             "y_title": t("chart.memory_axis"),
             "weights": t("chart.weights"),

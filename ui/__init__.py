@@ -87,6 +87,11 @@ def t(key: str, **kwargs: object) -> str:
         return key
 
 
+def plural(key: str, n: int) -> str:
+    """The text of ``key.one`` when n is 1, else of ``key.other``, with {n} filled in."""
+    return t(f"{key}.{'one' if n == 1 else 'other'}", n=n)
+
+
 def num(text: str) -> str:
     """A number formatted by kvcore, with the decimal mark of the current language."""
     return localize_number(text, language())

@@ -17,8 +17,14 @@ SOURCES = [ROOT / "app.py", *sorted((ROOT / "lessons").glob("*.py")), *sorted((R
 KEY_USE = re.compile(r"""(?:\bt\(\s*|\btranslate\(\s*[^,()]+,\s*|_notice=)["']([a-z_]+\.[a-z_]+)["']""")
 
 
+#: plural("stem", n) asks for stem.one or stem.other.
+PLURAL_USE = re.compile(r"""\bplural\(\s*["']([a-z_]+\.[a-z_]+)["']""")
+
+
 def used_keys() -> set[str]:
-    keys = {match for path in SOURCES for match in KEY_USE.findall(path.read_text(encoding="utf-8"))}
+    texts = [path.read_text(encoding="utf-8") for path in SOURCES]
+    keys = {match for text in texts for match in KEY_USE.findall(text)}
+    keys |= {f"{stem}.{form}" for text in texts for stem in PLURAL_USE.findall(text) for form in ("one", "other")}
     # Built from a layer kind at run time: t(f"kind.{term.kind}", …).
     return keys | {f"kind.{kind}" for kind in LAYER_KINDS}
 
@@ -79,3 +85,14 @@ def test_portuguese_swaps_the_decimal_mark_and_the_thousands_separator():
 
     assert localize_number("74,079.5 GiB", "pt") == "74.079,5 GiB"
     assert localize_number("74,079.5 GiB", "en") == "74,079.5 GiB"
+
+
+def test_every_plural_key_has_both_forms_in_both_languages():
+    from i18n import catalogue
+
+    for lang in ("pt", "en"):
+        keys = set(catalogue(lang))
+        stems = {key.rsplit(".", 1)[0] for key in keys if key.endswith((".one", ".other"))}
+        assert stems, "plural keys exist"
+        for stem in stems:
+            assert {f"{stem}.one", f"{stem}.other"} <= keys, (lang, stem)
