@@ -21,7 +21,18 @@ from .hf_config import read_config_file
 from .kv import kv_bytes_per_token, kv_cache_bytes
 from .memory import context_per_user, kv_budget_bytes, model_weights_bytes, tokens_that_fit
 from .model import ModelSpec, uniform_model, with_changes
-from .speed import decode_bytes_per_step, decode_step_s, prefill_flops, prefill_time_s, tokens_per_s
+from .speed import (
+    arithmetic_intensity,
+    bound_by,
+    decode_bytes_per_step,
+    decode_flops_per_step,
+    decode_step_s,
+    prefill_bytes,
+    prefill_flops,
+    prefill_time_s,
+    ridge_point,
+    tokens_per_s,
+)
 from .vllm import pool_report
 
 EXIT_BAD_INPUT = 2
@@ -301,6 +312,10 @@ def run_decode(args: argparse.Namespace) -> dict[str, Any]:
         weights_bytes=weights,
     )
     step = float(decode_step_s(read.total, bandwidth_bytes_per_s=bandwidth, gpus=gpus, efficiency=args.efficiency))
+    flops = (
+        float(decode_flops_per_step(model, context_tokens=args.context, batch=batch)) if model.active_params else None
+    )
+    peak = args.tflops * units.TFLOP if args.tflops else (gpu.bf16_dense_flop_per_s if gpu else None)
     return {
         "model": model.name,
         "context_tokens": args.context,
@@ -313,6 +328,7 @@ def run_decode(args: argparse.Namespace) -> dict[str, Any]:
         "step_time_s": step,
         "tokens_per_s": float(tokens_per_s(step)),
         "tokens_per_s_total": float(tokens_per_s(step, batch=batch)),
+        **_roofline(flops, float(read.total), peak_flop_per_s=peak, bandwidth_bytes_per_s=bandwidth),
     }
 
 
@@ -332,6 +348,15 @@ def run_prefill(args: argparse.Namespace) -> dict[str, Any]:
         raise ValueError("give --gpu ID or --tflops N (dense tensor TFLOP/s per GPU)")
     flops = float(prefill_flops(model, prompt_tokens=prompt))
     ttft = float(prefill_time_s(flops, peak_flop_per_s=peak, gpus=gpus, mfu=args.mfu))
+    moved = float(
+        prefill_bytes(
+            model,
+            prompt_tokens=prompt,
+            weight_bytes_per_param=bytes_per_value(args.weight_dtype or model.weights_dtype),
+            kv_bytes_per_value=bytes_per_value(args.kv_dtype),
+        )
+    )
+    bandwidth = args.bandwidth_gbs * units.GB if args.bandwidth_gbs else (gpu.bandwidth_bytes_per_s if gpu else None)
     return {
         "model": model.name,
         "prompt_tokens": prompt,
@@ -340,7 +365,22 @@ def run_prefill(args: argparse.Namespace) -> dict[str, Any]:
         "mfu": args.mfu,
         "flops": flops,
         "ttft_s": ttft,
+        **_roofline(flops, moved, peak_flop_per_s=peak, bandwidth_bytes_per_s=bandwidth),
     }
+
+
+def _roofline(
+    flops: float | None, num_bytes: float, *, peak_flop_per_s: float | None, bandwidth_bytes_per_s: float | None
+) -> dict[str, Any]:
+    """Arithmetic intensity, and where the chip's ridge point puts it (when both rates are known)."""
+    if flops is None:
+        return {}
+    intensity = float(arithmetic_intensity(flops, num_bytes))
+    result: dict[str, Any] = {"arithmetic_intensity_flop_per_byte": intensity}
+    if peak_flop_per_s and bandwidth_bytes_per_s:
+        ridge = ridge_point(peak_flop_per_s=peak_flop_per_s, bandwidth_bytes_per_s=bandwidth_bytes_per_s)
+        result.update(ridge_point_flop_per_byte=ridge, bound=bound_by(intensity, ridge))
+    return result
 
 
 def run_models(args: argparse.Namespace) -> dict[str, Any]:

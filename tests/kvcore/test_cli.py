@@ -150,3 +150,19 @@ def test_a_sliding_window_also_holds_the_scheduled_chunk(capsys):
     big_chunks = run_json(capsys, *args)["max_concurrency"]
     small_chunks = run_json(capsys, *args, "--max-num-batched-tokens", "512")["max_concurrency"]
     assert small_chunks > big_chunks
+
+
+def test_decode_is_memory_bound_and_prefill_compute_bound_on_an_h100(capsys):
+    decode = run_json(capsys, "decode", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--batch", "8")
+    prefill = run_json(capsys, "prefill", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--prompt", "4096")
+    assert decode["bound"] == "memory" and decode["arithmetic_intensity_flop_per_byte"] < 295
+    assert prefill["bound"] == "compute" and prefill["arithmetic_intensity_flop_per_byte"] > 295
+    assert decode["ridge_point_flop_per_byte"] == pytest.approx(295.3, abs=0.1)
+
+
+def test_a_config_that_lacks_a_field_names_it(tmp_path, capsys):
+    path = tmp_path / "config.json"
+    path.write_text('{"num_hidden_layers": 2, "hidden_size": 64}', encoding="utf-8")
+    assert main(["kv", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "num_attention_heads" in err and err.count("\n") == 1
