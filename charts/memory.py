@@ -72,28 +72,18 @@ def memory_vs_context_figure(
         return f"<b>{name}</b><br>%{{y:,.2f}} GiB<br>%{{x:,.0f}} {labels['tokens']}<extra></extra>"
 
     figure = go.Figure()
-    figure.add_trace(
-        go.Scatter(
-            x=contexts,
-            y=weights_gib,
-            name=labels["weights"],
-            stackgroup="memory",
-            mode="lines",
-            line={"color": COLORS["weights"], "width": 0.5},
-            hovertemplate=hover(labels["weights"]),
+    for part, values in (("weights", weights_gib), ("kv_cache", kv_gib)):  # stacked: weights below, cache on top
+        figure.add_trace(
+            go.Scatter(
+                x=contexts,
+                y=values,
+                name=labels[part],
+                stackgroup="memory",
+                mode="lines",
+                line={"color": COLORS[part], "width": 0.5},
+                hovertemplate=hover(labels[part]),
+            )
         )
-    )
-    figure.add_trace(
-        go.Scatter(
-            x=contexts,
-            y=kv_gib,
-            name=labels["kv_cache"],
-            stackgroup="memory",
-            mode="lines",
-            line={"color": COLORS["kv_cache"], "width": 0.5},
-            hovertemplate=hover(labels["kv_cache"]),
-        )
-    )
     figure.add_trace(
         go.Scatter(
             x=contexts,
