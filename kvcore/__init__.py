@@ -7,7 +7,6 @@ seconds, bytes/s, FLOP/s, tokens. Formatting to GiB or GB/s happens at the edges
 
 from .attention import (
     attention_scores_bytes,
-    flash_attention_extra_bytes,
     flash_attention_hbm_bytes,
     kv_projections_with_cache,
     kv_projections_without_cache,
@@ -137,7 +136,6 @@ __all__ = [
     "decode_step_s",
     "dtype_name",
     "estimated_max_model_len",
-    "flash_attention_extra_bytes",
     "flash_attention_hbm_bytes",
     "gpu",
     "grouped_bytes_per_value",

@@ -68,8 +68,3 @@ def flash_attention_hbm_bytes(
     n = np.asarray(tokens, dtype=float)
     passes = np.ceil(n / checks.whole("block rows", block_rows))
     return (2.0 * n * head_dim + 2.0 * n * head_dim * passes) * bytes_per_value + 4.0 * n
-
-
-def flash_attention_extra_bytes(tokens: ArrayLike, *, heads: int = 1) -> np.ndarray:
-    """HBM FlashAttention keeps beyond Q, K, V and O: one float32 log-sum-exp per row, 4 · n · heads."""
-    return 4.0 * np.asarray(tokens, dtype=float) * heads

@@ -18,7 +18,7 @@ from .data import load_gpus, load_models
 from .dtypes import BYTES_PER_VALUE, bytes_per_value, dtype_name
 from .hardware import GpuSpec
 from .hf_config import read_config_file
-from .kv import kv_bytes_per_token, kv_cache_bytes
+from .kv import kv_bytes_per_token, kv_cache_bytes, kv_cache_bytes_all_gpus
 from .memory import context_per_user, kv_budget_bytes, model_weights_bytes, tokens_that_fit
 from .model import ModelSpec, uniform_model, with_changes
 from .speed import (
@@ -236,7 +236,11 @@ def run_kv(args: argparse.Namespace) -> dict[str, Any]:
         "tp": args.tp,
         "bytes_per_token": per_token,
         "kv_cache_bytes": total,
-        "kv_cache_bytes_all_gpus": total * args.tp,
+        "kv_cache_bytes_all_gpus": float(
+            kv_cache_bytes_all_gpus(
+                model, context_tokens=args.context, concurrency=args.concurrency, bytes_per_value=b, tp=args.tp
+            )
+        ),
         "kv_cache_gib": units.gib(total),
     }
 

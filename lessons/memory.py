@@ -68,7 +68,7 @@ with controls:
     weights_dtype = st.segmented_control(
         t("memory.weights_dtype"),
         WEIGHTS_DTYPES,
-        default=ui.model_weights_dtype(model),
+        default=model.weights_dtype,
         key=ui.WEIGHTS_DTYPE_KEY,
         bind="query-params",
         required=True,

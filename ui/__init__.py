@@ -163,11 +163,6 @@ def current_gpu() -> kvcore.GpuSpec:
     return catalogue.get(st.session_state.get(GPU_KEY, DEFAULT_GPU_ID), catalogue[DEFAULT_GPU_ID])
 
 
-def model_weights_dtype(model: kvcore.ModelSpec) -> str:
-    """The format the model's released checkpoint stores its weights in (data/models.csv's weights_dtype)."""
-    return model.weights_dtype
-
-
 def _picker(
     key: str,
     catalogue: Mapping[str, Spec],
@@ -241,7 +236,7 @@ def _reset_model_defaults() -> None:
     if not low <= st.session_state.get(CONTEXT_KEY, default_context) <= high:
         st.session_state[CONTEXT_KEY] = default_context
     st.session_state[KV_HEADS_KEY] = model.num_key_value_heads
-    st.session_state[WEIGHTS_DTYPE_KEY] = model_weights_dtype(model)
+    st.session_state[WEIGHTS_DTYPE_KEY] = model.weights_dtype
 
 
 def context_range(model: kvcore.ModelSpec) -> tuple[int, int, int, int]:

@@ -93,3 +93,18 @@ def test_score_matrix_grows_with_the_square_of_the_sequence():
 def test_flash_attention_moves_less_hbm_traffic_than_standard_attention():
     n = 8192
     assert kv.flash_attention_hbm_bytes(n, head_dim=128) < kv.standard_attention_hbm_bytes(n, head_dim=128)
+
+
+def test_without_a_cache_the_t_th_token_recomputes_t_projections_and_with_one_just_one():
+    assert list(kv.projections_at_step([1, 5, 1000], cached=False)) == [1, 5, 1000]
+    assert list(kv.projections_at_step([1, 5, 1000], cached=True)) == [1, 1, 1]
+
+
+def test_the_cli_total_over_gpus_counts_replicated_heads_on_every_rank():
+    m = kv.load_models()["llama-3.1-405b"]  # 8 KV heads on 16 GPUs: each head stored twice
+    per_gpu = kv.kv_cache_bytes(m, context_tokens=1000, tp=16)
+    assert (
+        kv.kv_cache_bytes_all_gpus(m, context_tokens=1000, tp=16)
+        == 16 * per_gpu
+        == 2 * kv.kv_cache_bytes(m, context_tokens=1000)
+    )
