@@ -6,7 +6,7 @@ Run from the repository root (``streamlit run app.py``) so .streamlit/config.tom
 import streamlit as st
 
 import ui
-from ui import t
+from ui import lesson, t
 
 st.set_page_config(page_title="KV Cache Lab", page_icon="🧠", layout="wide")
 
@@ -14,14 +14,32 @@ st.set_page_config(page_title="KV Cache Lab", page_icon="🧠", layout="wide")
 ui.language_choice()
 ui.model_picker()
 ui.gpu_picker()
+lesson.memory_units_choice()
+lesson.presentation_choice()
+with st.sidebar:
+    lesson.copy_link_button()
 st.sidebar.caption(t("sidebar.about"))
 
 # Lessons live in lessons/, not pages/: a folder named pages/ next to app.py switches on
 # Streamlit's legacy page discovery for the first request after a server start, which then
 # runs the page without this file (no sidebar, URL ignored, widget state lost on the next
 # rerun). Keep each url_path equal to its file stem.
-pages = [
-    st.Page("lessons/memory.py", title=t("nav.memory"), icon="🧮", default=True),
-]
+pages = {
+    t("nav.section_foundations"): [
+        st.Page("lessons/why_cache.py", title=t("nav.why_cache"), icon="♻️"),
+        st.Page("lessons/memory.py", title=t("nav.memory"), icon="🧮", default=True),
+        st.Page("lessons/attention_variants.py", title=t("nav.attention_variants"), icon="🧩"),
+        st.Page("lessons/kv_quantization.py", title=t("nav.kv_quantization"), icon="🗜️"),
+    ],
+    t("nav.section_speed"): [
+        st.Page("lessons/prefill_decode.py", title=t("nav.prefill_decode"), icon="⏱️"),
+        st.Page("lessons/decode_speed.py", title=t("nav.decode_speed"), icon="🚰"),
+        st.Page("lessons/flash_attention.py", title=t("nav.flash_attention"), icon="⚡"),
+    ],
+    t("nav.section_production"): [
+        st.Page("lessons/sizing.py", title=t("nav.sizing"), icon="📐"),
+        st.Page("lessons/agent_1m.py", title=t("nav.agent_1m"), icon="🤖"),
+    ],
+}
 pg = st.navigation(pages)
 pg.run()

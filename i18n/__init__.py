@@ -1,8 +1,10 @@
 """The translation catalogue: every string a learner sees, in Portuguese and English.
 
-Catalogues are flat JSON files (``i18n/pt.json``, ``i18n/en.json``) mapping a key to a
-text with optional ``str.format`` placeholders. They are read once per process and
-kept read-only, because one Streamlit server shares this module with every user.
+Each language is a folder of flat JSON files (``i18n/pt/*.json``, ``i18n/en/*.json``), one
+file per lesson plus ``common.json``, each mapping a key to a text with optional
+``str.format`` placeholders. A key may live in only one file. The files are read once
+per process and kept read-only, because one Streamlit server shares this module with
+every user.
 
 ``translate`` is strict: an unknown language or key raises ``KeyError``, so tests
 catch a missing text. The UI's ``ui.t`` is forgiving: it shows the key instead of
@@ -29,7 +31,13 @@ def catalogue(lang: str) -> Mapping[str, str]:
     """Every key → text of one language, read-only."""
     if lang not in LANGUAGES:
         raise KeyError(f"unknown language {lang!r}: use one of {', '.join(LANGUAGES)}")
-    texts = json.loads((CATALOGUE_DIR / f"{lang}.json").read_text(encoding="utf-8"))
+    texts: dict[str, str] = {}
+    for path in sorted((CATALOGUE_DIR / lang).glob("*.json")):
+        part = json.loads(path.read_text(encoding="utf-8"))
+        repeated = sorted(set(part) & set(texts))
+        if repeated:
+            raise ValueError(f"{path.name} repeats keys defined in another {lang} file: {', '.join(repeated)}")
+        texts.update(part)
     return MappingProxyType(texts)
 
 

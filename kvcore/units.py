@@ -74,6 +74,15 @@ def format_gib(num_bytes: float, *, decimals: int = 2) -> str:
     return f"{_trim(gib(num_bytes), decimals)} GiB"
 
 
+def format_gb(num_bytes: float, *, decimals: int = 2) -> str:
+    """Format a memory size in decimal GB (10**9 bytes) whatever its magnitude, as a seed or vendor writes it.
+
+    >>> format_gb(327_680_000_000)
+    '327.68 GB'
+    """
+    return f"{_trim(gb(num_bytes), decimals)} GB"
+
+
 def format_bandwidth(bytes_per_s: float, *, decimals: int = 2) -> str:
     """Format a bandwidth in decimal GB/s, or TB/s from 1 TB/s up.
 

@@ -199,7 +199,12 @@ def shown_param(value: str) -> str:
 
 
 def check_url_value(
-    key: str, *, low: float | None = None, high: float | None = None, options: list[str] | None = None
+    key: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    options: list[str] | None = None,
+    whole: bool = True,
 ) -> None:
     """Say so, once per session, when ``?key=`` holds a value the widget will not take.
 
@@ -215,14 +220,19 @@ def check_url_value(
         allowed = t("notice.allowed_options", options=", ".join(options))
         ok = raw in options
     else:
-        allowed = t("notice.allowed_range", low=num(format_tokens(low or 0)), high=num(format_tokens(high or 0)))
+        allowed = t("notice.allowed_range", low=_bound(low or 0), high=_bound(high or 0))
         try:
             number = float(raw)
         except ValueError:
             number = math.nan
-        ok = math.isfinite(number) and number == int(number) and (low or 0) <= number <= (high or math.inf)
+        in_range = (low or 0) <= number <= (high if high is not None else math.inf)
+        ok = math.isfinite(number) and in_range and (not whole or number == int(number))
     if not ok:
         st.info(t("notice.bad_value", param=key, value=shown_param(raw), allowed=allowed), icon="🔗")
+
+
+def _bound(value: float) -> str:
+    return num(format_tokens(value)) if float(value).is_integer() else num(f"{value:g}")
 
 
 def _reset_model_defaults() -> None:

@@ -1,0 +1,328 @@
+"""What every lesson page is made of: URL-bound controls, presets, the takeaway, units, presentation mode.
+
+Pages stay flat scripts: they call these helpers, kvcore and a chart builder.
+
+Controls: every input is a Streamlit widget bound to the URL (``bind="query-params"``),
+so a copied address restores the page. Before drawing, each helper checks the URL's
+value for that key and says so when Streamlit will drop it (out of range, not a
+number, not an option), and it brings a value kept in the session back inside the
+widget's range (a new model can shrink a slider's maximum).
+
+Keys: a widget key is also its URL parameter, so keys are unique across pages
+(each lesson uses its own short prefix); ``tests/app/test_lessons.py`` checks that.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import streamlit as st
+import streamlit.components.v1 as components
+
+from kvcore.units import GB, GiB, format_gb, format_gib
+from ui import check_url_value, num, t
+
+T = TypeVar("T")
+
+UNITS_KEY = "units"
+PRESENT_KEY = "present"
+MEMORY_UNITS = ("GiB", "GB")
+
+#: Chart heights in pixels: normal and on a projector.
+CHART_HEIGHT_PX = 440
+PRESENTATION_CHART_HEIGHT_PX = 620
+
+
+# ---------------------------------------------------------------- page frame
+
+
+def header(title: str, intro: str) -> None:
+    """The lesson's title and its short introduction (both already translated)."""
+    st.title(title)
+    st.markdown(intro)
+
+
+def takeaway(text: str) -> None:
+    """The one line a student should leave the page with."""
+    st.info(f"**{t('lesson.takeaway')}** {text}", icon="🔑")
+
+
+def formula(symbolic: str, substituted: str) -> None:
+    """A formula in symbols, then with the current numbers substituted (both LaTeX)."""
+    st.latex(symbolic)
+    st.latex(substituted)
+
+
+def chart(figure: Any, *, key: str) -> None:
+    """A Plotly figure at the height of the current mode, without Plotly's logo."""
+    figure.update_layout(height=chart_height_px())
+    st.plotly_chart(figure, theme=None, key=key, config={"displaylogo": False})
+
+
+# ---------------------------------------------------------------- presets
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    """A one-click scenario: a label (translated) and the widget values it sets.
+
+    ``values`` maps widget keys (which are also URL parameters) to values; the sidebar's
+    ``model`` and ``gpu`` keys may be among them.
+    """
+
+    label: str
+    values: Mapping[str, Any] = field(default_factory=dict)
+    help: str | None = None
+
+
+def presets(choices: Sequence[Preset], *, key: str) -> None:
+    """A row of buttons, one per preset; a click sets every value of that preset.
+
+    The values are written in the button's callback, which runs before the script
+    reruns, so every widget is drawn with its new value (and the browser writes the
+    new values into the URL).
+    """
+    st.caption(t("lesson.presets"))
+    columns = st.columns(len(choices))
+    for index, (column, preset) in enumerate(zip(columns, choices, strict=True)):
+        column.button(
+            preset.label,
+            key=f"{key}_{index}",
+            help=preset.help,
+            on_click=_apply,
+            args=(dict(preset.values),),
+            width="stretch",
+        )
+
+
+def _apply(values: dict[str, Any]) -> None:
+    for widget_key, value in values.items():
+        st.session_state[widget_key] = value
+
+
+# ---------------------------------------------------------------- URL-bound controls
+
+
+def slider(
+    label: str,
+    *,
+    key: str,
+    min_value: int | float,
+    max_value: int | float,
+    value: int | float,
+    step: int | float = 1,
+    help: str | None = None,
+    format: str | None = None,
+) -> Any:
+    """A slider bound to ``?key=``; an unusable URL value falls back to `value` with a notice.
+
+    Integer sliders want whole numbers in the URL; float sliders any number in range.
+    """
+    whole = all(isinstance(v, int) for v in (min_value, max_value, value, step))
+    check_url_value(key, low=min_value, high=max_value, whole=whole)
+    _keep_in_range(key, min_value, max_value, value)
+    return st.slider(
+        label,
+        min_value=min_value,
+        max_value=max_value,
+        value=value,
+        step=step,
+        key=key,
+        bind="query-params",
+        help=help,
+        format=format,
+    )
+
+
+def select_slider(
+    label: str,
+    *,
+    key: str,
+    options: Sequence[T],
+    value: T,
+    format_func: Callable[[T], str] = str,
+    help: str | None = None,
+    disabled: bool = False,
+) -> T:
+    """A select slider over `options`, bound to ``?key=`` (the URL holds the option's text)."""
+    check_url_value(key, options=[format_func(option) for option in options])
+    if key in st.session_state and st.session_state[key] not in options:
+        st.session_state[key] = value
+    chosen: T = st.select_slider(
+        label,
+        options=list(options),
+        value=value,
+        format_func=format_func,
+        key=key,
+        bind="query-params",
+        help=help,
+        disabled=disabled,
+    )
+    return chosen
+
+
+def choice(
+    label: str,
+    *,
+    key: str,
+    options: Sequence[T],
+    default: T,
+    format_func: Callable[[T], str] = str,
+    help: str | None = None,
+) -> T:
+    """A segmented control (one of a few options), bound to ``?key=``; never empty."""
+    check_url_value(key, options=[str(option) for option in options])
+    if key in st.session_state and st.session_state[key] not in options:
+        st.session_state[key] = default
+    chosen = st.segmented_control(
+        label,
+        list(options),
+        default=default,
+        format_func=format_func,
+        key=key,
+        bind="query-params",
+        required=True,
+        help=help,
+        width="stretch",
+    )
+    return default if chosen is None else chosen
+
+
+def toggle(label: str, *, key: str, value: bool = False, help: str | None = None) -> bool:
+    """An on/off switch bound to ``?key=``."""
+    check_url_value(key, options=["true", "false"])
+    return bool(st.toggle(label, value=value, key=key, bind="query-params", help=help))
+
+
+def _keep_in_range(key: str, low: float, high: float, default: float) -> None:
+    """A value kept from before (another model, another page) that the new range excludes → the default."""
+    kept = st.session_state.get(key)
+    if kept is not None and not low <= kept <= high:
+        st.session_state[key] = default
+
+
+# ---------------------------------------------------------------- memory units
+
+
+def memory_units_choice() -> str:
+    """The sidebar's GiB/GB switch, bound to ``?units=GB`` (GiB by default).
+
+    Memory is measured in GiB (2**30 bytes). The seeds, vendors and dashboards often
+    say "GB" and mean either; this switch shows decimal GB (10**9 bytes) instead.
+    """
+    chosen = st.sidebar.segmented_control(
+        t("sidebar.units"),
+        MEMORY_UNITS,
+        default="GiB",
+        key=UNITS_KEY,
+        bind="query-params",
+        required=True,
+        help=t("sidebar.units_help"),
+    )
+    return chosen or "GiB"
+
+
+def memory_unit() -> str:
+    """'GiB' or 'GB': what memory figures are shown in."""
+    chosen = st.session_state.get(UNITS_KEY)
+    return chosen if chosen in MEMORY_UNITS else "GiB"
+
+
+def memory_unit_bytes() -> int:
+    """Bytes per unit of the memory figures shown: 2**30 or 10**9 (divide a chart's bytes by this)."""
+    return GiB if memory_unit() == "GiB" else GB
+
+
+def mem(num_bytes: float, *, decimals: int = 2) -> str:
+    """A memory size in the chosen unit with the language's decimal mark: '14,96 GiB' or '16,06 GB'."""
+    if memory_unit() == "GiB":
+        return num(format_gib(num_bytes, decimals=decimals))
+    return num(format_gb(num_bytes, decimals=decimals))
+
+
+# ---------------------------------------------------------------- presentation mode
+
+
+def presentation_choice() -> bool:
+    """The sidebar's presentation-mode switch, bound to ``?present=true``; applies its style."""
+    on = bool(
+        st.sidebar.toggle(
+            t("sidebar.present"), value=False, key=PRESENT_KEY, bind="query-params", help=t("sidebar.present_help")
+        )
+    )
+    if on:
+        st.html(_PRESENTATION_CSS)
+    return on
+
+
+def presenting() -> bool:
+    """True in presentation mode (larger type and charts, secondary controls folded away)."""
+    return bool(st.session_state.get(PRESENT_KEY, False))
+
+
+def chart_height_px() -> int:
+    return PRESENTATION_CHART_HEIGHT_PX if presenting() else CHART_HEIGHT_PX
+
+
+def secondary(label: str | None = None) -> Any:
+    """A container for controls a projector does not need: folded in presentation mode, plain otherwise."""
+    if presenting():
+        return st.expander(label or t("lesson.more_controls"), expanded=False)
+    return st.container()
+
+
+_PRESENTATION_CSS = """
+<style>
+[data-testid="stMain"] { font-size: 1.3rem; }
+[data-testid="stMain"] p, [data-testid="stMain"] li { font-size: 1.3rem; line-height: 1.5; }
+[data-testid="stMain"] h1 { font-size: 3rem; }
+[data-testid="stMain"] h2, [data-testid="stMain"] h3 { font-size: 2rem; }
+[data-testid="stMetricValue"] { font-size: 2.8rem; }
+[data-testid="stMetricLabel"] p { font-size: 1.2rem; }
+[data-testid="stMain"] .katex { font-size: 1.5em; }
+</style>
+"""
+
+
+# ---------------------------------------------------------------- copy link
+
+
+def copy_link_button() -> None:
+    """A button that copies the page's current address (with every setting in it) to the clipboard.
+
+    The address bar already holds every setting; the button saves a student from
+    selecting it. It runs in a same-origin component frame, reads the parent's
+    address, and falls back to selecting the text when the clipboard is refused.
+    """
+    labels = {"copy": t("sidebar.copy_link"), "copied": t("sidebar.copied"), "failed": t("sidebar.copy_failed")}
+    # JSON inside <script>: escape "<" so no text can close the script element.
+    script_labels = json.dumps(labels).replace("<", "\\u003c")
+    components.html(_COPY_LINK_HTML.replace("__LABELS__", script_labels), height=44)
+
+
+_COPY_LINK_HTML = """
+<style>
+button { font: 14px "Source Sans Pro", sans-serif; padding: 6px 12px; border-radius: 8px;
+         border: 1px solid rgba(49,51,63,0.25); background: white; cursor: pointer; width: 100%; }
+button:hover { border-color: #ff4b4b; color: #ff4b4b; }
+</style>
+<button id="copy" data-testid="copy-link">🔗</button>
+<script>
+const labels = __LABELS__;
+const button = document.getElementById("copy");
+button.textContent = "🔗 " + labels.copy;
+button.addEventListener("click", async () => {
+  const url = window.parent.location.href;
+  try {
+    await navigator.clipboard.writeText(url);
+    button.textContent = "✅ " + labels.copied;
+  } catch (error) {
+    window.prompt(labels.failed, url);
+  }
+  setTimeout(() => { button.textContent = "🔗 " + labels.copy; }, 2500);
+});
+</script>
+"""
