@@ -26,19 +26,19 @@ st.sidebar.caption(t("sidebar.about"))
 # rerun). Keep each url_path equal to its file stem.
 pages = {
     t("nav.section_foundations"): [
-        st.Page("lessons/why_cache.py", title=t("nav.why_cache"), icon="♻️"),
-        st.Page("lessons/memory.py", title=t("nav.memory"), icon="🧮", default=True),
-        st.Page("lessons/attention_variants.py", title=t("nav.attention_variants"), icon="🧩"),
-        st.Page("lessons/kv_quantization.py", title=t("nav.kv_quantization"), icon="🗜️"),
+        st.Page("lessons/why_cache.py", title=t("nav.why_cache"), icon=":material/replay:"),
+        st.Page("lessons/memory.py", title=t("nav.memory"), icon=":material/calculate:", default=True),
+        st.Page("lessons/attention_variants.py", title=t("nav.attention_variants"), icon=":material/hub:"),
+        st.Page("lessons/kv_quantization.py", title=t("nav.kv_quantization"), icon=":material/compress:"),
     ],
     t("nav.section_speed"): [
-        st.Page("lessons/prefill_decode.py", title=t("nav.prefill_decode"), icon="⏱️"),
-        st.Page("lessons/decode_speed.py", title=t("nav.decode_speed"), icon="🚰"),
-        st.Page("lessons/flash_attention.py", title=t("nav.flash_attention"), icon="⚡"),
+        st.Page("lessons/prefill_decode.py", title=t("nav.prefill_decode"), icon=":material/timer:"),
+        st.Page("lessons/decode_speed.py", title=t("nav.decode_speed"), icon=":material/speed:"),
+        st.Page("lessons/flash_attention.py", title=t("nav.flash_attention"), icon=":material/bolt:"),
     ],
     t("nav.section_production"): [
-        st.Page("lessons/sizing.py", title=t("nav.sizing"), icon="📐"),
-        st.Page("lessons/agent_1m.py", title=t("nav.agent_1m"), icon="🤖"),
+        st.Page("lessons/sizing.py", title=t("nav.sizing"), icon=":material/straighten:"),
+        st.Page("lessons/agent_1m.py", title=t("nav.agent_1m"), icon=":material/smart_toy:"),
     ],
 }
 pg = st.navigation(pages)

@@ -181,7 +181,7 @@ def _picker(
     if key not in st.session_state:
         wanted = st.query_params.get(key)
         if wanted is not None and wanted not in catalogue:
-            st.warning(t(unknown_notice, id=shown_param(wanted), default=describe(catalogue[default])), icon="⚠️")
+            st.warning(t(unknown_notice, id=shown_param(wanted), default=describe(catalogue[default])), icon=":material/warning:")
         st.session_state[key] = wanted if wanted in catalogue else default
     chosen: str = st.sidebar.selectbox(
         label, list(catalogue), format_func=lambda spec_id: describe(catalogue[spec_id]), key=key, on_change=on_change
@@ -228,7 +228,7 @@ def check_url_value(
         in_range = (low or 0) <= number <= (high if high is not None else math.inf)
         ok = math.isfinite(number) and in_range and (not whole or number == int(number))
     if not ok:
-        st.info(t("notice.bad_value", param=key, value=shown_param(raw), allowed=allowed), icon="🔗")
+        st.info(t("notice.bad_value", param=key, value=shown_param(raw), allowed=allowed), icon=":material/link:")
 
 
 def _bound(value: float) -> str:

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import streamlit as st
-import streamlit.components.v1 as components
 
 from kvcore.units import GB, GiB, format_gb, format_gib
 from ui import check_url_value, num, t
@@ -47,7 +46,7 @@ def header(title: str, intro: str) -> None:
 
 def takeaway(text: str) -> None:
     """The one line a student should leave the page with."""
-    st.info(f"**{t('lesson.takeaway')}** {text}", icon="🔑")
+    st.info(f"**{t('lesson.takeaway')}** {text}", icon=":material/key:")
 
 
 def formula(symbolic: str, substituted: str) -> None:
@@ -213,6 +212,7 @@ def memory_units_choice() -> str:
     Memory is measured in GiB (2**30 bytes). The seeds, vendors and dashboards often
     say "GB" and mean either; this switch shows decimal GB (10**9 bytes) instead.
     """
+    check_url_value(UNITS_KEY, options=list(MEMORY_UNITS))
     chosen = st.sidebar.segmented_control(
         t("sidebar.units"),
         MEMORY_UNITS,
@@ -248,6 +248,7 @@ def mem(num_bytes: float, *, decimals: int = 2) -> str:
 
 def presentation_choice() -> bool:
     """The sidebar's presentation-mode switch, bound to ``?present=true``; applies its style."""
+    check_url_value(PRESENT_KEY, options=["true", "false"])
     on = bool(
         st.sidebar.toggle(
             t("sidebar.present"), value=False, key=PRESENT_KEY, bind="query-params", help=t("sidebar.present_help")
@@ -300,7 +301,7 @@ def copy_link_button() -> None:
     labels = {"copy": t("sidebar.copy_link"), "copied": t("sidebar.copied"), "failed": t("sidebar.copy_failed")}
     # JSON inside <script>: escape "<" so no text can close the script element.
     script_labels = json.dumps(labels).replace("<", "\\u003c")
-    components.html(_COPY_LINK_HTML.replace("__LABELS__", script_labels), height=44)
+    st.iframe(_COPY_LINK_HTML.replace("__LABELS__", script_labels), height=44)
 
 
 _COPY_LINK_HTML = """
@@ -309,20 +310,20 @@ button { font: 14px "Source Sans Pro", sans-serif; padding: 6px 12px; border-rad
          border: 1px solid rgba(49,51,63,0.25); background: white; cursor: pointer; width: 100%; }
 button:hover { border-color: #ff4b4b; color: #ff4b4b; }
 </style>
-<button id="copy" data-testid="copy-link">🔗</button>
+<button id="copy" data-testid="copy-link"></button>
 <script>
 const labels = __LABELS__;
 const button = document.getElementById("copy");
-button.textContent = "🔗 " + labels.copy;
+button.textContent = labels.copy;
 button.addEventListener("click", async () => {
   const url = window.parent.location.href;
   try {
     await navigator.clipboard.writeText(url);
-    button.textContent = "✅ " + labels.copied;
+    button.textContent = "✓ " + labels.copied;
   } catch (error) {
     window.prompt(labels.failed, url);
   }
-  setTimeout(() => { button.textContent = "🔗 " + labels.copy; }, 2500);
+  setTimeout(() => { button.textContent = labels.copy; }, 2500);
 });
 </script>
 """

@@ -16,7 +16,6 @@ from .conftest import IDLE
 pytestmark = pytest.mark.browser
 
 LOAD_TIMEOUT_MS = 30_000
-SIZES = {"desktop": {"width": 1280, "height": 1500}, "phone": {"width": 390, "height": 2500}}
 
 
 def open_app(page: Page, url: str) -> None:
@@ -91,18 +90,3 @@ def test_a_portuguese_browser_gets_portuguese_without_asking(browser, app_url):
         expect(page.get_by_role("heading", name=translate("pt", "memory.title"))).to_be_visible()
     finally:
         context.close()
-
-
-@pytest.mark.parametrize("size", SIZES)
-@pytest.mark.parametrize("lang", LANGUAGES)
-def test_screenshots_of_the_memory_page(page: Page, app_url, screenshots_dir, lang, size):
-    page.set_viewport_size(SIZES[size])
-    open_app(page, f"{app_url}/?lang={lang}")
-    expect(page.get_by_test_id("stException")).to_have_count(0)
-    # Plotly redraws ~20 ms after the script goes idle: wait for its title.
-    title = "Llama 3.1 8B"
-    page.wait_for_function(
-        "title => document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot')?.layout?.title?.text === title",
-        arg=title,
-    )
-    page.screenshot(path=screenshots_dir / f"memory-{lang}-{size}.png")

@@ -1,0 +1,126 @@
+"""What every lesson shares: its parts, its URL keys, the sidebar switches, and any model or GPU."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from i18n import LANGUAGES, translate
+
+ROOT = Path(__file__).resolve().parents[2]
+LESSONS = sorted((ROOT / "lessons").glob("*.py"))
+PAGES = [path.relative_to(ROOT).as_posix() for path in LESSONS]
+SIDEBAR_KEYS = {"lang", "model", "gpu", "units", "present"}
+#: The memory calculator's keys predate the prefixes; shared links already use them.
+MEMORY_KEYS = {"context", "concurrency", "kv_heads", "kv_dtype", "weights_dtype", "memory_chart"}
+PREFIXES = {
+    "why_cache": "wc_",
+    "memory": "mem_",
+    "attention_variants": "av_",
+    "kv_quantization": "kq_",
+    "prefill_decode": "pd_",
+    "decode_speed": "ds_",
+    "flash_attention": "fa_",
+    "sizing": "sz_",
+    "agent_1m": "ag_",
+}
+WIDGET_KEY = re.compile(r"""\bkey=["']([A-Za-z0-9_]+)["']""")
+#: Models and GPUs that stress a page: MHA with a 1k context, MLA, sliding windows, linear attention,
+#: MQA, weights bigger than any one GPU; a GPU without FP8 and an Apple GPU.
+TRICKY = [
+    ("gpt2", "rtx-3060-12gb"),
+    ("deepseek-v3", "h100-sxm"),
+    ("gemma-3-27b", "m4-max-128gb"),
+    ("qwen3-next-80b-a3b", "a100-80gb"),
+    ("falcon-7b", "t4"),
+    ("llama-3.1-405b", "rtx-4090"),
+    ("gpt-oss-120b", "mi300x"),
+]
+
+
+def widget_keys(path: Path) -> list[str]:
+    return WIDGET_KEY.findall(path.read_text(encoding="utf-8"))
+
+
+def open_page(app, page: str, **params: str):
+    app.query_params.update({"lang": "en", **params})
+    app.run()
+    return app.switch_page(page).run()
+
+
+def test_every_lesson_has_a_prefix():
+    assert {path.stem for path in LESSONS} == set(PREFIXES)
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=lambda path: path.stem)
+def test_every_widget_key_of_a_lesson_starts_with_its_prefix(path):
+    allowed = MEMORY_KEYS if path.stem == "memory" else set()
+    strays = [key for key in widget_keys(path) if not key.startswith(PREFIXES[path.stem]) and key not in allowed]
+    assert strays == []
+
+
+def test_no_lesson_defines_a_sidebar_key():
+    assert [key for path in LESSONS for key in widget_keys(path) if key in SIDEBAR_KEYS] == []
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_lesson_has_a_slider_a_chart_a_formula_and_one_takeaway(app, page):
+    open_page(app, page)
+    assert not app.exception, [exception.value for exception in app.exception]
+    assert app.slider, "a slider"
+    assert app.get("plotly_chart"), "a chart"
+    assert app.latex, "a formula"
+    takeaway = translate("en", "lesson.takeaway")
+    assert len([info for info in app.info if info.value.startswith(f"**{takeaway}**")]) == 1
+
+
+@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize(("model", "gpu"), TRICKY, ids=[model for model, _ in TRICKY])
+def test_every_lesson_takes_any_model_and_gpu_without_an_exception(app, page, model, gpu):
+    open_page(app, page, model=model, gpu=gpu)
+    assert not app.exception, [exception.value for exception in app.exception]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_lesson_runs_in_decimal_gb_and_in_presentation_mode(app, page):
+    open_page(app, page, units="GB", present="true")
+    assert not app.exception, [exception.value for exception in app.exception]
+    assert app.toggle(key="present").value is True
+    assert app.button_group(key="units").value == "GB"
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_lesson_survives_a_link_full_of_nonsense(app, page):
+    junk = {key: "<b>x</b>" for path in LESSONS for key in widget_keys(path)}
+    open_page(app, page, **junk)
+    assert not app.exception, [exception.value for exception in app.exception]
+    assert all("<b>" not in info.value for info in app.info)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_sidebar_offers_both_memory_units_and_presentation_mode(app, lang):
+    app.query_params["lang"] = lang
+    app.run()
+    assert app.button_group(key="units").value == "GiB"
+    assert app.toggle(key="present").value is False
+    assert app.toggle(key="present").label == translate(lang, "sidebar.present")
+
+
+def test_presentation_mode_enlarges_the_type(app):
+    open_page(app, "lessons/memory.py", present="true")
+    assert any("font-size" in element.proto.body for element in app.get("html"))
+
+
+def test_normal_mode_adds_no_presentation_style(app):
+    open_page(app, "lessons/memory.py")
+    assert not any("font-size" in element.proto.body for element in app.get("html"))
+
+
+def test_a_bad_units_value_in_the_url_falls_back_to_gib_with_a_notice(app):
+    app.query_params.update({"lang": "en", "units": "furlongs"})
+    app.run()
+    assert not app.exception
+    assert app.button_group(key="units").value == "GiB"
+    assert any("`units`" in info.value for info in app.info)

@@ -1,0 +1,136 @@
+"""Every lesson in a real browser: it loads, its first slider moves its chart and the URL, links restore it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from i18n import LANGUAGES, translate
+
+from .conftest import IDLE
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+STEMS = sorted(path.stem for path in (ROOT / "lessons").glob("*.py"))
+LOAD_TIMEOUT_MS = 30_000
+SIZES = {"desktop": {"width": 1280, "height": 1600}, "phone": {"width": 390, "height": 2600}}
+#: What the first chart draws (traces, shapes, annotations, title), as Plotly holds it after drawing.
+CHART_DATA = """(() => {
+  const plot = document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot');
+  if (!plot || !plot.data) return 'null';
+  const {shapes, annotations, title} = plot.layout;
+  return JSON.stringify([plot.data, shapes ?? [], annotations ?? [], title ?? null]);
+})()"""
+
+
+def address(base: str, stem: str, query: str = "") -> str:
+    """The memory calculator is the default page, at /; every other lesson is at /<stem>."""
+    path = "/" if stem == "memory" else f"/{stem}"
+    return f"{base}{path}{'?' + query if query else ''}"
+
+
+def open_lesson(page: Page, url: str) -> None:
+    page.goto(url)
+    page.wait_for_selector(IDLE, timeout=LOAD_TIMEOUT_MS)
+    expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    page.wait_for_function(f"{CHART_DATA} !== 'null'")
+
+
+def chart_data(page: Page) -> str:
+    return page.evaluate(CHART_DATA)
+
+
+def first_slider(page: Page):
+    return page.get_by_test_id("stSlider").first.get_by_role("slider")
+
+
+def wait_for_new_chart(page: Page, before: str) -> str:
+    page.wait_for_selector(IDLE)
+    page.wait_for_function(f"before => {CHART_DATA} !== before", arg=before, timeout=10_000)
+    return chart_data(page)
+
+
+def nudge_first_slider(page: Page) -> str:
+    """Press ArrowRight on the first slider (ArrowLeft if it sits at its maximum); return the new chart data."""
+    before = chart_data(page)
+    slider = first_slider(page)
+    slider.focus()
+    at_max = float(slider.input_value()) >= float(slider.get_attribute("max") or "inf")
+    slider.press("ArrowLeft" if at_max else "ArrowRight")
+    return wait_for_new_chart(page, before)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("stem", STEMS)
+def test_every_lesson_loads_with_its_title_and_no_exception_box(page: Page, app_url, stem, lang):
+    open_lesson(page, address(app_url, stem, f"lang={lang}"))
+    expect(page.get_by_role("heading", name=translate(lang, f"{stem}.title"), exact=True)).to_be_visible()
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_an_arrow_key_on_the_first_slider_changes_the_chart_and_the_url(page: Page, app_url, stem):
+    open_lesson(page, address(app_url, stem, "lang=en"))
+    url_before, data_before = page.url, chart_data(page)
+    data_after = nudge_first_slider(page)
+    assert data_after != data_before
+    page.wait_for_url(lambda url: url != url_before)
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_a_copied_url_opens_the_same_values_and_chart_in_a_new_page(page: Page, app_url, stem):
+    open_lesson(page, address(app_url, stem, "lang=en"))
+    url_before = page.url
+    data = nudge_first_slider(page)
+    page.wait_for_url(lambda url: url != url_before)
+    value = first_slider(page).input_value()
+
+    copy = page.context.new_page()
+    open_lesson(copy, page.url)
+    expect(first_slider(copy)).to_have_value(value)
+    assert json.loads(chart_data(copy)) == json.loads(data)
+
+
+def test_the_copy_link_button_puts_the_current_address_on_the_clipboard(browser, app_url):
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    try:
+        page = context.new_page()
+        open_lesson(page, address(app_url, "memory", "lang=en&model=qwen2.5-7b"))
+        frame = page.frame_locator("[data-testid=stIFrame]").first
+        frame.get_by_test_id("copy-link").click()
+        expect(frame.get_by_test_id("copy-link")).to_contain_text(translate("en", "sidebar.copied"))
+        assert page.evaluate("navigator.clipboard.readText()") == page.url
+    finally:
+        context.close()
+
+
+def test_an_unknown_page_opens_the_main_lesson_with_a_notice(page: Page, app_url):
+    page.goto(f"{app_url}/no_such_lesson?lang=en")
+    page.wait_for_selector(IDLE, timeout=LOAD_TIMEOUT_MS)
+    expect(page.get_by_role("dialog")).to_be_visible()
+    expect(page.get_by_role("heading", name=translate("en", "memory.title"), exact=True)).to_be_visible()
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+
+
+def test_presentation_mode_from_the_url_enlarges_the_title(page: Page, app_url, screenshots_dir):
+    open_lesson(page, address(app_url, "prefill_decode", "lang=en"))
+    normal = page.get_by_role("heading", level=1).first.evaluate("h => parseFloat(getComputedStyle(h).fontSize)")
+    open_lesson(page, address(app_url, "prefill_decode", "lang=en&present=true"))
+    presented = page.get_by_role("heading", level=1).first.evaluate("h => parseFloat(getComputedStyle(h).fontSize)")
+    assert presented > normal
+    page.screenshot(path=screenshots_dir / "prefill_decode-en-presentation.png")
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("stem", STEMS)
+def test_screenshots_of_every_lesson(page: Page, app_url, screenshots_dir, stem, lang, size):
+    page.set_viewport_size(SIZES[size])
+    open_lesson(page, address(app_url, stem, f"lang={lang}"))
+    expect(page.get_by_test_id("stException")).to_have_count(0)
+    page.wait_for_timeout(300)  # Plotly finishes its redraw just after the script goes idle.
+    page.screenshot(path=screenshots_dir / f"{stem}-{lang}-{size}.png")
