@@ -181,7 +181,8 @@ def _picker(
     if key not in st.session_state:
         wanted = st.query_params.get(key)
         if wanted is not None and wanted not in catalogue:
-            st.warning(t(unknown_notice, id=shown_param(wanted), default=describe(catalogue[default])), icon=":material/warning:")
+            notice = t(unknown_notice, id=shown_param(wanted), default=describe(catalogue[default]))
+            st.warning(notice, icon=":material/warning:")
         st.session_state[key] = wanted if wanted in catalogue else default
     chosen: str = st.sidebar.selectbox(
         label, list(catalogue), format_func=lambda spec_id: describe(catalogue[spec_id]), key=key, on_change=on_change
