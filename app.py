@@ -42,4 +42,5 @@ pages = {
     ],
 }
 pg = st.navigation(pages)
+ui.unknown_page_notice([page.url_path for section in pages.values() for page in section])
 pg.run()

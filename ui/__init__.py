@@ -12,6 +12,7 @@ sync the URL themselves: a bound selectbox would put the displayed name there.
 from __future__ import annotations
 
 import math
+import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import TypeVar
 
@@ -192,6 +193,22 @@ def _picker(
     elif st.query_params.get(key) != chosen:
         st.query_params[key] = chosen
     return chosen
+
+
+def unknown_page_notice(url_paths: list[str]) -> None:
+    """Say so, once per session, when the link asked for a page that does not exist.
+
+    Streamlit then runs the default page and shows its own dialog, in English only;
+    this notice names the page asked for in the reader's language. The address the
+    browser opened is ``st.context.url``; a base path (``server.baseUrlPath``) is
+    ignored by looking at its last segment only.
+    """
+    if st.session_state.get("_checked_page"):
+        return
+    st.session_state["_checked_page"] = True
+    asked = urllib.parse.urlparse(st.context.url or "").path.rstrip("/").rsplit("/", 1)[-1]
+    if asked and asked not in url_paths:
+        st.info(t("notice.unknown_page", page=shown_param(asked)), icon=":material/link_off:")
 
 
 def shown_param(value: str) -> str:

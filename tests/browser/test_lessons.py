@@ -113,6 +113,7 @@ def test_an_unknown_page_opens_the_main_lesson_with_a_notice(page: Page, app_url
     page.wait_for_selector(IDLE, timeout=LOAD_TIMEOUT_MS)
     expect(page.get_by_role("dialog")).to_be_visible()
     expect(page.get_by_role("heading", name=translate("en", "memory.title"), exact=True)).to_be_visible()
+    expect(page.get_by_test_id("stAlert").filter(has_text="no_such_lesson")).to_be_visible()
     expect(page.get_by_test_id("stException")).to_have_count(0)
 
 
