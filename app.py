@@ -8,7 +8,14 @@ import streamlit as st
 import ui
 from ui import lesson, t
 
-st.set_page_config(page_title="KV Cache Lab", page_icon="🧠", layout="wide")
+# A projector needs the room: presentation mode (?present=true) opens with the sidebar folded.
+presenting = st.query_params.get(lesson.PRESENT_KEY) == "true"
+st.set_page_config(
+    page_title="KV Cache Lab",
+    page_icon="🧠",
+    layout="wide",
+    initial_sidebar_state="collapsed" if presenting else "auto",
+)
 
 # The language comes first: every other text depends on it.
 ui.language_choice()

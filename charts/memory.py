@@ -1,4 +1,4 @@
-"""Memory against context: weights plus KV cache, and the GPU's memory as a ceiling."""
+"""Memory against context: weights, overhead and KV cache stacked, and the GPU's memory as a ceiling."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ MEMORY_LABELS = (
     "x_title",
     "y_title",
     "weights",
+    "overhead",
     "kv_cache",
     "gpu_memory",
     "runs_out",
@@ -32,6 +33,9 @@ MEMORY_LABELS = (
 )
 
 CURVE_POINTS = 512
+
+#: Overhead (activations, buffers, CUDA graphs) in neutral grey: it is neither weights nor cache.
+OVERHEAD_COLOR = "#8C8C8C"
 
 
 def context_axis(model: kvcore.ModelSpec, *, context_tokens: float, points: int = CURVE_POINTS) -> np.ndarray:
@@ -47,32 +51,39 @@ def memory_vs_context_figure(
     concurrency: int = 1,
     kv_bytes_per_value: float = 2.0,
     weights_bytes_per_param: float = 2.0,
+    overhead_bytes: float = 0.0,
     labels: Mapping[str, str],
     separators: str = ".,",
+    unit_bytes: float = kvcore.GiB,
+    unit: str = "GiB",
 ) -> go.Figure:
-    """Stacked weights + KV cache (GiB) against context tokens, with the GPU's memory as a line.
+    """Stacked weights + overhead + KV cache against context tokens, with the GPU's memory as a line.
 
-    Every curve is kvcore's output divided by GiB (2**30 bytes): the weights from
-    ``model_weights_bytes``, the cache from ``kv_cache_bytes`` for `concurrency`
-    sequences. A dotted line marks the chosen context; a red one the longest context
-    that still fits (``kvcore.max_context_tokens``), when it lies on the chart.
-    ``labels`` holds the already-translated texts (MEMORY_LABELS); ``separators`` the
-    decimal mark and thousands separator (",." for Portuguese).
+    Every curve is kvcore's output divided by `unit_bytes` (GiB = 2**30 bytes by
+    default; 10**9 for decimal GB, with `unit` naming it in the hover texts): the
+    weights from ``model_weights_bytes``, the cache from ``kv_cache_bytes`` for
+    `concurrency` sequences, the overhead as given. A dotted line marks the chosen
+    context; a red one the longest context that still fits after weights and
+    overhead (``kvcore.max_context_tokens``), when it lies on the chart. ``labels``
+    holds the already-translated texts (MEMORY_LABELS; the y title must name `unit`);
+    ``separators`` the decimal mark and thousands separator (",." for Portuguese).
     """
     contexts = context_axis(model, context_tokens=context_tokens)
     weights_bytes = kvcore.model_weights_bytes(model, bytes_per_param=weights_bytes_per_param)
     kv_bytes = kvcore.kv_cache_bytes(
         model, context_tokens=contexts, concurrency=concurrency, bytes_per_value=kv_bytes_per_value
     )
-    weights_gib = np.full_like(contexts, weights_bytes / kvcore.GiB)
-    kv_gib = kv_bytes / kvcore.GiB
-    memory_gib = gpu.memory_bytes / kvcore.GiB
+    parts = {
+        "weights": (np.full_like(contexts, weights_bytes / unit_bytes), COLORS["weights"]),
+        "overhead": (np.full_like(contexts, overhead_bytes / unit_bytes), OVERHEAD_COLOR),
+        "kv_cache": (kv_bytes / unit_bytes, COLORS["kv_cache"]),
+    }
 
     def hover(name: str) -> str:
-        return f"<b>{name}</b><br>%{{y:,.2f}} GiB<br>%{{x:,.0f}} {labels['tokens']}<extra></extra>"
+        return f"<b>{name}</b><br>%{{y:,.2f}} {unit}<br>%{{x:,.0f}} {labels['tokens']}<extra></extra>"
 
     figure = go.Figure()
-    for part, values in (("weights", weights_gib), ("kv_cache", kv_gib)):  # stacked: weights below, cache on top
+    for part, (values, color) in parts.items():  # stacked bottom to top: weights, overhead, the growing cache
         figure.add_trace(
             go.Scatter(
                 x=contexts,
@@ -80,14 +91,14 @@ def memory_vs_context_figure(
                 name=labels[part],
                 stackgroup="memory",
                 mode="lines",
-                line={"color": COLORS[part], "width": 0.5},
+                line={"color": color, "width": 0.5},
                 hovertemplate=hover(labels[part]),
             )
         )
     figure.add_trace(
         go.Scatter(
             x=contexts,
-            y=np.full_like(contexts, memory_gib),
+            y=np.full_like(contexts, gpu.memory_bytes / unit_bytes),
             name=labels["gpu_memory"],
             mode="lines",
             line={"color": COLORS["limit"], "width": 3, "dash": "dash"},
@@ -100,11 +111,13 @@ def memory_vs_context_figure(
         annotation={"text": labels["current"], "font": {"color": COLORS["current"]}},
         annotation_position="top right",
     )
-    budget = kvcore.kv_budget_bytes(memory_bytes=gpu.memory_bytes, utilization=1.0, weights_bytes=weights_bytes)
+    budget = kvcore.kv_budget_bytes(
+        memory_bytes=gpu.memory_bytes, utilization=1.0, weights_bytes=weights_bytes, overhead_bytes=overhead_bytes
+    )
     limit = kvcore.max_context_tokens(
         model, kv_budget_bytes=budget, concurrency=concurrency, bytes_per_value=kv_bytes_per_value
     )
-    if 0 < limit < contexts[-1]:  # 0: the weights alone overflow, the error text says so
+    if 0 < limit < contexts[-1]:  # 0: weights and overhead alone overflow, the error text says so
         # Write the label on the side with more room, so it stays inside a phone-sized plot.
         on_the_left = limit > contexts[-1] / 2
         figure.add_vline(

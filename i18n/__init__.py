@@ -44,8 +44,8 @@ def catalogue(lang: str) -> Mapping[str, str]:
 def translate(lang: str, key: str, **kwargs: object) -> str:
     """The text for `key` in `lang`, with `kwargs` filled into its placeholders.
 
-    >>> translate("pt", "chart.memory_axis")
-    'Memória (GiB)'
+    >>> translate("pt", "chart.context_axis")
+    'Contexto (tokens)'
     """
     return catalogue(lang)[key].format(**kwargs)
 

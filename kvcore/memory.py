@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from . import checks
+from .kv import (
+    kv_cache_bytes,
+    layer_values_per_token,
+    mha_equivalent_bytes_per_token,
+    sequence_kv_bytes,
+    state_bytes_per_sequence,
+)
 from .model import ModelSpec
 
 ArrayLike = Any
@@ -90,3 +98,127 @@ def max_users(*, kv_budget_bytes: float, sequence_bytes: ArrayLike) -> np.ndarra
     """
     checks.positive("sequence bytes", sequence_bytes)
     return np.floor(np.maximum(kv_budget_bytes, 0.0) / np.asarray(sequence_bytes, dtype=float))
+
+
+def total_memory_bytes(
+    model: ModelSpec,
+    *,
+    context_tokens: ArrayLike,
+    concurrency: ArrayLike = 1,
+    kv_bytes_per_value: float = 2.0,
+    weights_bytes_per_param: float = 2.0,
+    overhead_bytes: float = 0.0,
+) -> np.ndarray:
+    """What one GPU must hold: weights + KV cache(s, B) + overhead, in bytes.
+
+    Formula: total_params · b_w + B · sequence_kv_bytes(s) + overhead (seed 000's
+    sizing rule read the other way round). Context and concurrency broadcast, so
+    ``context[None, :]`` and ``users[:, None]`` give a users × context grid.
+
+    >>> from kvcore.model import uniform_model
+    >>> m = uniform_model(num_hidden_layers=32, num_key_value_heads=8, head_dim=128, total_params=8e9)
+    >>> float(total_memory_bytes(m, context_tokens=131072, overhead_bytes=2**30)) / 2**30 - 16 - 1 == 16e9 / 2**30
+    True
+    """
+    checks.positive("overhead", overhead_bytes, allow_zero=True)
+    weights = model_weights_bytes(model, bytes_per_param=weights_bytes_per_param)
+    cache = kv_cache_bytes(
+        model, context_tokens=context_tokens, concurrency=concurrency, bytes_per_value=kv_bytes_per_value
+    )
+    return weights + cache + overhead_bytes
+
+
+def break_even_context_tokens(
+    model: ModelSpec,
+    *,
+    weights_bytes: float,
+    concurrency: ArrayLike = 1,
+    bytes_per_value: float = 2.0,
+    state_bytes_per_value: float = 2.0,
+) -> np.ndarray:
+    """Context per user at which the KV cache of `concurrency` users equals the weights (inf: never).
+
+    This is seed 002's opening question ("why can a 30 GB model need 60 GB?"): past
+    this context the cache alone weighs as much as the model. The cache of one
+    sequence is piecewise linear in the context s:
+
+        c + (g + w_rate) · s            while s ≤ window
+        c + w_rate · window + g · s     after it
+
+    g: bytes/token of full and MLA layers (they grow forever); w_rate: bytes/token of
+    sliding layers (they stop at the window); c: the constant state of linear layers.
+    Solving B · cache(s) = weights gives s in tokens (0 if the state alone is already
+    as big; inf if only sliding and linear layers hold tokens and they stop short).
+    For a model whose layers all attend to everything: weights / (B · bytes per token).
+
+    >>> from kvcore.model import uniform_model
+    >>> m = uniform_model(num_hidden_layers=32, num_key_value_heads=8, head_dim=128)
+    >>> float(break_even_context_tokens(m, weights_bytes=16 * 2**30))
+    131072.0
+    """
+    checks.positive("weights", weights_bytes)
+    checks.positive("concurrency", concurrency)
+    checks.positive("bytes per value", bytes_per_value)
+    growing = sum(
+        layer_values_per_token(layer) * n for layer, n in model.layer_counts().items() if layer.kind in ("full", "mla")
+    )
+    windowed = sum(
+        layer_values_per_token(layer) * n for layer, n in model.layer_counts().items() if layer.kind == "sliding"
+    )
+    growing_bytes, windowed_bytes = growing * bytes_per_value, windowed * bytes_per_value
+    # Without sliding layers the first piece never ends (window = inf, nothing capped).
+    window = float(model.sliding_window or 0) if windowed else math.inf
+    capped_bytes = windowed_bytes * float(model.sliding_window or 0)
+    state = state_bytes_per_sequence(model, state_bytes_per_value=state_bytes_per_value)
+    per_user = weights_bytes / np.asarray(concurrency, dtype=float) - state
+    short = _tokens_to_cover(per_user, growing_bytes + windowed_bytes)
+    long = _tokens_to_cover(per_user - capped_bytes, growing_bytes)
+    return np.maximum(np.where(short <= window, short, long), 0.0)
+
+
+def _tokens_to_cover(num_bytes: np.ndarray, bytes_per_token: float) -> np.ndarray:
+    """num_bytes / bytes_per_token; with no growth, 0 if nothing is left to cover, else inf."""
+    rate = np.asarray(bytes_per_token, dtype=float)
+    safe_rate = np.where(rate > 0, rate, 1.0)
+    return np.where(rate > 0, num_bytes / safe_rate, np.where(num_bytes <= 0, 0.0, np.inf))
+
+
+def break_even_users(
+    model: ModelSpec, *, weights_bytes: float, context_tokens: ArrayLike, bytes_per_value: float = 2.0
+) -> np.ndarray:
+    """Fewest users at `context_tokens` each whose KV cache reaches the weights: ceil(weights / sequence bytes).
+
+    Useful where one user never gets there (a context cap, a sliding window).
+    Qwen2.5-32B in INT8 (32.5 GB of weights) at 32,768 tokens, 8 GiB each: 4 users.
+    """
+    checks.positive("weights", weights_bytes)
+    sequence = sequence_kv_bytes(model, context_tokens=context_tokens, bytes_per_value=bytes_per_value)
+    checks.positive("KV cache of one sequence", sequence)
+    return np.ceil(weights_bytes / sequence)
+
+
+def mha_cache_bytes(
+    model: ModelSpec, *, context_tokens: ArrayLike, concurrency: ArrayLike = 1, bytes_per_value: float = 2.0
+) -> np.ndarray:
+    """The cache if every query head kept its own K and V in every layer (classic MHA).
+
+    Formula: 2 · L · n_heads · d_head · s · B · b. Seed 002's memory table uses this
+    ("2 × layers × seq_len × d_model × bytes", d_model = n_heads · d_head) for Llama 3,
+    whose GQA cache is 4× (8B) or 8× (70B) smaller. 2·32·4096·4096·2 = 2 GiB at 4k for 8B.
+    """
+    checks.positive("context tokens", context_tokens, allow_zero=True)
+    checks.positive("concurrency", concurrency, allow_zero=True)
+    per_token = mha_equivalent_bytes_per_token(model, bytes_per_value=bytes_per_value)
+    return per_token * np.asarray(context_tokens, dtype=float) * np.asarray(concurrency, dtype=float)
+
+
+def gpus_needed(*, total_bytes: ArrayLike, memory_bytes: float) -> np.ndarray:
+    """GPUs whose memory adds up to `total_bytes`: ceil(total / memory per GPU).
+
+    Bytes only: tensor parallelism also replicates some parts and every GPU needs its
+    own overhead, so real deployments need at least this many. Seed 002: Llama 3 70B
+    in FP16 with a 128k MHA cache, about 460 GB, on 80 GB H100s: 6.
+    """
+    checks.positive("total", total_bytes, allow_zero=True)
+    checks.positive("GPU memory", memory_bytes)
+    return np.ceil(np.asarray(total_bytes, dtype=float) / memory_bytes)

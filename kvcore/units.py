@@ -135,6 +135,67 @@ def format_tokens(tokens: float) -> str:
     return f"{round(float(tokens)):,}"
 
 
+def format_flop(flops: float, *, decimals: int = 2) -> str:
+    """Format a count of FLOPs (not a rate) in GFLOP, TFLOP or PFLOP.
+
+    >>> format_flop(16.5e12)
+    '16.5 TFLOP'
+    >>> format_flop(3.2e10)
+    '32 GFLOP'
+    """
+    value = float(flops)
+    for unit, size in (("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9)):
+        if abs(value) >= size:
+            return f"{_trim(value / size, decimals)} {unit}"
+    return f"{_trim(value, decimals)} FLOP"
+
+
+def format_quantity(value: float) -> str:
+    """A number with as many decimals as it needs: two below 10, one below 1,000, none above.
+
+    >>> format_quantity(1.0315), format_quantity(295.343), format_quantity(6620.29)
+    ('1.03', '295.3', '6,620')
+    """
+    number = float(value)
+    decimals = 2 if abs(number) < 10 else 1 if abs(number) < 1000 else 0
+    return _trim(number, decimals)
+
+
+def format_flop_per_byte(intensity: float) -> str:
+    """Format an arithmetic intensity in FLOP/byte.
+
+    >>> format_flop_per_byte(295.343)
+    '295.3 FLOP/byte'
+    """
+    return f"{format_quantity(intensity)} FLOP/byte"
+
+
+def format_seconds_in_s(seconds: float, *, decimals: int = 1) -> str:
+    """Format a duration in seconds whatever its size, to set it beside a figure quoted in seconds.
+
+    >>> format_seconds_in_s(97.8149)
+    '97.8 s'
+    """
+    value = float(seconds)
+    if not math.isfinite(value):
+        return "—"
+    text = f"{value:,.{decimals}f}"
+    return f"{text.rstrip('0').rstrip('.') if '.' in text else text} s"
+
+
+def format_tokens_per_s(rate: float, *, unit: bool = True) -> str:
+    """Format a token rate so that a slow one does not read as zero: '0.32', '58.8', '6,620 tokens/s'.
+
+    ``unit=False`` leaves out ' tokens/s' (for a metric whose label names it).
+
+    >>> format_tokens_per_s(6620.29), format_tokens_per_s(0.3217), format_tokens_per_s(58.81, unit=False)
+    ('6,620 tokens/s', '0.32 tokens/s', '58.8')
+    """
+    if not math.isfinite(float(rate)):
+        return "—"
+    return format_quantity(rate) + (" tokens/s" if unit else "")
+
+
 def _trim(value: float, decimals: int) -> str:
     """Round to `decimals` places and drop trailing zeros ('16.00' → '16')."""
     text = f"{value:,.{decimals}f}"

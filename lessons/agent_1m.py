@@ -1,5 +1,521 @@
-"""Placeholder while the lesson is being written (replaced before this issue lands)."""
+"""The 1M-token agent: seed 004's ledger computed, set beside the seed's figures; eviction or quantization?
 
+Widgets → kvcore → figures → text. Every number shown comes from a kvcore call.
+"""
+
+import pandas as pd
 import streamlit as st
 
-st.title("agent_1m")
+import kvcore
+import ui
+from charts.agent_1m import attention_mass_figure, gpus_needed_figure, token_time_figure
+from kvcore import agent
+from kvcore.decode import tensor_parallel_sizes
+from kvcore.units import (
+    format_bandwidth,
+    format_bytes,
+    format_bytes_decimal,
+    format_flops,
+    format_gib,
+    format_seconds,
+    format_seconds_in_s,
+    format_tokens,
+    format_tokens_per_s,
+)
+from ui import lesson, t
+from ui.formula import latex_number
+
+KV_DTYPES = ("bf16", "fp8", "int4")
+MAX_CONTEXT_TOKENS = 2_000_000
+MAX_SHARDS = 16
+#: The demo's sample of captured attention: 8 layers over 4,096 KV blocks (65,536 tokens in blocks of 16).
+SAMPLE_LAYERS = 8
+SAMPLE_BLOCKS = 4096
+TOP_FRACTION = 0.01
+VERDICTS = {
+    "concentrated": "agent_1m.verdict_concentrated",
+    "mixed": "agent_1m.verdict_mixed",
+    "flat": "agent_1m.verdict_flat",
+}
+OPTION_NAMES = {"evict": "agent_1m.option_evict", "fp8": "agent_1m.option_fp8", "int4": "agent_1m.option_int4"}
+OPTION_COSTS = {"fp8": "agent_1m.option_fp8_cost", "int4": "agent_1m.option_int4_cost"}
+
+model = ui.current_model()
+gpu = ui.current_gpu()
+lang = ui.language()
+seed = agent.SEED_004
+
+lesson.header(t("agent_1m.title"), t("agent_1m.intro"))
+
+lesson.presets(
+    [
+        lesson.Preset(
+            label=t("agent_1m.preset_seed"),
+            values={
+                "model": agent.SEED_MODEL_ID,
+                "gpu": agent.SEED_GPU_ID,
+                "ag_context": agent.SEED_CONTEXT_TOKENS,
+                "ag_kv_dtype": "bf16",
+                "ag_gpus": agent.SEED_SHARDS,
+                "ag_answer": agent.SEED_ANSWER_TOKENS,
+                "ag_util": 1.0,
+            },
+        ),
+        lesson.Preset(
+            label=t("agent_1m.preset_fp8"),
+            values={
+                "model": agent.SEED_MODEL_ID,
+                "gpu": agent.SEED_GPU_ID,
+                "ag_context": agent.SEED_CONTEXT_TOKENS,
+                "ag_kv_dtype": "fp8",
+                "ag_gpus": agent.SEED_SHARDS,
+            },
+        ),
+        lesson.Preset(
+            label=t("agent_1m.preset_mla"),
+            values={
+                "model": "deepseek-v3",
+                "gpu": "h200",
+                "ag_context": 1_000_000,
+                "ag_kv_dtype": "bf16",
+                "ag_gpus": 8,
+            },
+        ),
+    ],
+    key="ag_presets",
+)
+
+shard_options = tensor_parallel_sizes(model, max_gpus=MAX_SHARDS)
+default_shards = max(size for size in shard_options if size <= agent.SEED_SHARDS)
+
+controls, results = st.columns([1, 2], gap="large")
+with controls:
+    context_tokens = lesson.slider(
+        t("agent_1m.context"),
+        key="ag_context",
+        min_value=1_000,
+        max_value=MAX_CONTEXT_TOKENS,
+        value=agent.SEED_CONTEXT_TOKENS,
+        step=1_000,
+        help=t("agent_1m.context_help", maximum=ui.num(format_tokens(MAX_CONTEXT_TOKENS))),
+    )
+    kv_dtype = lesson.choice(
+        t("agent_1m.kv_dtype"), key="ag_kv_dtype", options=KV_DTYPES, default="bf16", help=t("agent_1m.kv_dtype_help")
+    )
+    if len(shard_options) > 1:
+        shards = lesson.select_slider(
+            t("agent_1m.gpus"),
+            key="ag_gpus",
+            options=shard_options,
+            value=default_shards,
+            help=t("agent_1m.gpus_help", heads=model.num_attention_heads, kv_heads=model.num_key_value_heads),
+        )
+    else:
+        shards = 1
+        st.caption(t("agent_1m.gpus_single", model=model.name, heads=model.num_attention_heads))
+    with lesson.secondary():
+        answer_tokens = lesson.slider(
+            t("agent_1m.answer"), key="ag_answer", min_value=100, max_value=10_000, value=1_000, step=100
+        )
+        utilization = lesson.slider(
+            t("agent_1m.util"), key="ag_util", min_value=0.5, max_value=1.0, value=1.0, step=0.05,
+            help=t("agent_1m.util_help"),
+        )  # fmt: skip
+
+try:
+    kv_bytes_per_value = kvcore.bytes_per_value(kv_dtype)
+    weight_bytes_per_param = kvcore.bytes_per_value(model.weights_dtype)
+    ledger = agent.ledger(
+        model,
+        gpu,
+        context_tokens=context_tokens,
+        kv_bytes_per_value=kv_bytes_per_value,
+        weight_bytes_per_param=weight_bytes_per_param,
+        shards=shards,
+        answer_tokens=answer_tokens,
+        utilization=utilization,
+    )
+    quantized = {
+        dtype: agent.ledger(
+            model,
+            gpu,
+            context_tokens=context_tokens,
+            kv_bytes_per_value=kvcore.bytes_per_value(dtype),
+            weight_bytes_per_param=weight_bytes_per_param,
+            shards=shards,
+            answer_tokens=answer_tokens,
+            utilization=utilization,
+        )
+        for dtype in KV_DTYPES
+    }
+except ValueError as error:
+    st.error(t("error.bad_combination", detail=str(error)))
+    st.stop()
+
+seen_by_seed = model.id == agent.SEED_MODEL_ID and gpu.id == agent.SEED_GPU_ID
+
+with results:
+    row = st.columns(2)
+    row[0].metric(
+        t("agent_1m.metric_cache"),
+        lesson.mem(ledger.cache_bytes),
+        help=t("agent_1m.metric_cache_help", tokens=ui.num(format_tokens(context_tokens))),
+    )
+    row[1].metric(
+        t("agent_1m.metric_fit"),
+        ui.plural("agent_1m.gpus_count", ledger.gpus_to_fit),
+        help=t("agent_1m.metric_fit_help", gpu=gpu.name, memory=lesson.mem(gpu.memory_bytes)),
+    )
+    row = st.columns(2)
+    row[0].metric(
+        t("agent_1m.metric_token"),
+        ui.num(format_seconds(ledger.kv_token_s)),
+        help=t("agent_1m.metric_token_help", with_weights=ui.num(format_seconds(ledger.token_s))),
+    )
+    row[1].metric(
+        t("agent_1m.metric_sharded", gpus=ui.plural("agent_1m.gpus_count", shards)),
+        ui.num(format_seconds(ledger.sharded_kv_token_s)),
+        help=t("agent_1m.metric_sharded_help", with_weights=ui.num(format_seconds(ledger.sharded_token_s))),
+    )
+    if context_tokens > model.max_position_embeddings:
+        st.caption(
+            t(
+                "agent_1m.beyond_training",
+                model=model.name,
+                maximum=ui.num(format_tokens(model.max_position_embeddings)),
+            )
+        )
+
+    figure = token_time_figure(
+        model=model,
+        bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s,
+        context_tokens=context_tokens,
+        max_context_tokens=MAX_CONTEXT_TOKENS,
+        shards=shards,
+        kv_bytes_per_value=kv_bytes_per_value,
+        weight_bytes_per_param=weight_bytes_per_param,
+        seed_point=(agent.SEED_CONTEXT_TOKENS, seed.token_s) if seen_by_seed and kv_dtype == "bf16" else None,
+        separators=ui.separators(),
+        labels={
+            "title": t("agent_1m.chart_time_title", model=model.name),
+            "subtitle": t("agent_1m.chart_time_subtitle", gpu=gpu.name, dtype=kv_dtype.upper()),
+            "x_title": t("chart.context_axis"),
+            "y_title": t("agent_1m.chart_time_axis"),
+            "weights": t("agent_1m.chart_weights"),
+            "kv": t("agent_1m.chart_kv"),
+            "kv_only": t("agent_1m.chart_kv_only"),
+            "sharded": t("agent_1m.chart_sharded", gpus=shards),
+            "sharded_kv": t("agent_1m.chart_sharded_kv", gpus=shards),
+            "current": t("chart.current"),
+            "seed": t("agent_1m.chart_seed", value=ui.num(format_seconds(seed.token_s))),
+            "tokens": t("chart.tokens"),
+        },
+    )
+    lesson.chart(figure, key="ag_time_chart")
+
+st.markdown(
+    t(
+        "agent_1m.why_time",
+        cache=ui.num(format_bytes_decimal(ledger.cache_bytes)),
+        bandwidth=ui.num(format_bandwidth(ledger.bandwidth_bytes_per_s)),
+        time=ui.num(format_seconds(ledger.kv_token_s)),
+        weights=ui.num(format_bytes_decimal(ledger.weights_bytes)),
+        with_weights=ui.num(format_seconds(ledger.token_s)),
+        gpus=ui.plural("agent_1m.gpus_count", shards),
+        sharded=ui.num(format_seconds(ledger.sharded_kv_token_s)),
+        fleet=ui.num(format_bytes_decimal(ledger.fleet_kv_bytes)),
+    )
+)
+lesson.formula(
+    r"t_{token} = \frac{KV(s)}{n_{gpu} \cdot BW}",
+    r"t_{token} = \frac{\text{" + ui.num(format_bytes_decimal(ledger.fleet_kv_bytes)) + r"}}{"
+    + latex_number(shards, lang) + r" \cdot \text{" + ui.num(format_bandwidth(ledger.bandwidth_bytes_per_s))
+    + r"}} = \textbf{" + ui.num(format_seconds(ledger.sharded_kv_token_s)) + "}",
+)  # fmt: skip
+
+# ---------------------------------------------------------------- the ledger
+
+st.subheader(t("agent_1m.ledger_title"))
+st.markdown(
+    t(
+        "agent_1m.ledger_intro",
+        model=model.name,
+        gpu=gpu.name,
+        tokens=ui.num(format_tokens(context_tokens)),
+        dtype=kv_dtype.upper(),
+        gpus=ui.plural("agent_1m.gpus_count", shards),
+    )
+)
+
+
+def _about(text: str) -> str:
+    return t("agent_1m.about", value=text)
+
+
+def _size(num_bytes: float) -> str:
+    """Bytes, binary and decimal side by side: '327,680 B = 320 KiB = 327.68 kB'."""
+    return ui.num(f"{format_tokens(num_bytes)} B = {format_bytes(num_bytes)} = {format_bytes_decimal(num_bytes)}")
+
+
+fp8, int4 = quantized["fp8"], quantized["int4"]
+rows = [
+    (t("agent_1m.row_per_token"), _about(ui.num(format_bytes_decimal(seed.kv_bytes_per_token))),
+     _size(ledger.kv_bytes_per_token)),
+    (t("agent_1m.row_mha"), _about(ui.num(format_bytes_decimal(seed.mha_bytes_per_token))),
+     _size(ledger.mha_bytes_per_token)),
+    (t("agent_1m.row_gqa"), t("agent_1m.times", factor=ui.num(f"{seed.gqa_factor:g}")),
+     t("agent_1m.times", factor=ui.num(f"{ledger.gqa_factor:.3g}"))),
+    (t("agent_1m.row_cache"), _about(ui.num(format_bytes_decimal(seed.cache_bytes))),
+     ui.num(f"{format_bytes_decimal(ledger.cache_bytes)} = {format_gib(ledger.cache_bytes)}")),
+    (t("agent_1m.row_weights", dtype=model.weights_dtype.upper()),
+     _about(ui.num(format_bytes_decimal(seed.weights_bytes))),
+     ui.num(f"{format_bytes_decimal(ledger.weights_bytes)} = {format_gib(ledger.weights_bytes)}")),
+    (t("agent_1m.row_fit", gpu=gpu.name), t("agent_1m.range", low=seed.gpus_to_fit_low, high=seed.gpus_to_fit_high),
+     t("agent_1m.fit_value", fit=ledger.gpus_to_fit, group=ledger.tensor_parallel_group)),
+    (t("agent_1m.row_bandwidth"), _about(ui.num(format_bandwidth(seed.bandwidth_bytes_per_s))),
+     ui.num(format_bandwidth(ledger.bandwidth_bytes_per_s))),
+    (t("agent_1m.row_token"), _about(ui.num(format_seconds(seed.token_s))), ui.num(format_seconds(ledger.kv_token_s))),
+    (t("agent_1m.row_token_weights"), t("agent_1m.not_said"), ui.num(format_seconds(ledger.token_s))),
+    (t("agent_1m.row_rate"), _about(ui.num(format_tokens_per_s(seed.tokens_per_s))),
+     ui.num(format_tokens_per_s(ledger.kv_tokens_per_s))),
+    (t("agent_1m.row_answer", tokens=ui.num(format_tokens(answer_tokens))),
+     _about(ui.num(format_seconds_in_s(seed.answer_s))),
+     t("agent_1m.answer_value", fixed=ui.num(format_seconds_in_s(ledger.kv_answer_s, decimals=2)),
+       growing=ui.num(format_seconds_in_s(ledger.kv_answer_growing_s, decimals=2)))),
+    (t("agent_1m.row_answer_weights"), t("agent_1m.not_said"), ui.num(format_seconds_in_s(ledger.answer_s))),
+    (t("agent_1m.row_sharded", gpus=ui.plural("agent_1m.gpus_count", shards)),
+     _about(ui.num(format_seconds(seed.sharded_token_s))),
+     t("agent_1m.sharded_value", kv=ui.num(format_seconds(ledger.sharded_kv_token_s)),
+       total=ui.num(format_seconds(ledger.sharded_token_s)))),
+    (t("agent_1m.row_fleet"), ui.num(format_bytes_decimal(seed.fleet_bytes)),
+     ui.num(format_bytes_decimal(ledger.fleet_kv_bytes))),
+    (t("agent_1m.row_ridge"), _about(ui.num(f"{seed.ridge_flop_per_byte:,.0f}")),
+     ui.num(f"{ledger.ridge_flop_per_byte:,.0f}")),
+    (t("agent_1m.row_fp8"), ui.num(format_bytes_decimal(seed.fp8_bytes_per_token)),
+     t("agent_1m.quantized_value", fp8=_size(fp8.kv_bytes_per_token), int4=_size(int4.kv_bytes_per_token))),
+    (t("agent_1m.row_fp8_fit"), t("agent_1m.fp8_fit_seed"),
+     t("agent_1m.quantized_fit", bf16=quantized["bf16"].gpus_to_fit, fp8=fp8.gpus_to_fit, int4=int4.gpus_to_fit)),
+]  # fmt: skip
+table = pd.DataFrame(rows, columns=[t("agent_1m.col_what"), t("agent_1m.col_seed"), t("agent_1m.col_exact")])
+st.table(table.set_index(t("agent_1m.col_what")))
+if not (seen_by_seed and context_tokens == agent.SEED_CONTEXT_TOKENS and kv_dtype == "bf16"):
+    st.caption(
+        t(
+            "agent_1m.not_seed_scenario",
+            model=ui.models()[agent.SEED_MODEL_ID].name,
+            gpu=ui.gpus()[agent.SEED_GPU_ID].name,
+            tokens=ui.num(format_tokens(agent.SEED_CONTEXT_TOKENS)),
+        )
+    )
+
+# ---------------------------------------------------------------- why the seed's numbers differ
+
+st.subheader(t("agent_1m.errata_title"))
+try:
+    seed_model = ui.models()[agent.SEED_MODEL_ID]
+    seed_gpu = ui.gpus()[agent.SEED_GPU_ID]
+    exact = agent.ledger(
+        seed_model,
+        seed_gpu,
+        context_tokens=agent.SEED_CONTEXT_TOKENS,
+        shards=agent.SEED_SHARDS,
+        answer_tokens=agent.SEED_ANSWER_TOKENS,
+    )
+    binary_million = float(kvcore.kv_cache_bytes(seed_model, context_tokens=2**20))
+    seed_time = float(kvcore.stream_time_s(seed.cache_bytes, bandwidth_bytes_per_s=seed_gpu.bandwidth_bytes_per_s))
+    intensity = float(
+        kvcore.arithmetic_intensity(
+            kvcore.decode_flops_per_step(seed_model, context_tokens=agent.SEED_CONTEXT_TOKENS),
+            kvcore.decode_bytes_per_step(seed_model, context_tokens=agent.SEED_CONTEXT_TOKENS).total,
+        )
+    )
+    decimal_fit = float(
+        agent.gpus_to_fit(exact.weights_bytes + exact.cache_bytes, gpu_memory_bytes=seed.gpu_memory_bytes)
+    )
+except (KeyError, ValueError) as error:
+    st.error(t("error.bad_combination", detail=str(error)))
+    st.stop()
+st.markdown(
+    t(
+        "agent_1m.errata",
+        model=seed_model.name,
+        gpu=seed_gpu.name,
+        tokens=ui.num(format_tokens(agent.SEED_CONTEXT_TOKENS)),
+        seed_per_token=ui.num(format_bytes_decimal(seed.kv_bytes_per_token)),
+        seed_cache=ui.num(format_bytes_decimal(seed.cache_bytes)),
+        seed_ms=ui.num(format_seconds(seed.token_s)),
+        seed_rate=ui.num(format_tokens_per_s(seed.tokens_per_s)),
+        seed_answer=ui.num(format_seconds_in_s(seed.answer_s)),
+        seed_low=seed.gpus_to_fit_low,
+        seed_high=seed.gpus_to_fit_high,
+        seed_memory=ui.num(format_bytes_decimal(seed.gpu_memory_bytes)),
+        seed_sharded=ui.num(format_seconds(seed.sharded_token_s)),
+        seed_ridge=ui.num(f"{seed.ridge_flop_per_byte:,.0f}"),
+        answer_tokens=ui.num(format_tokens(agent.SEED_ANSWER_TOKENS)),
+        shards=agent.SEED_SHARDS,
+        bandwidth=ui.num(format_bandwidth(seed_gpu.bandwidth_bytes_per_s)),
+        peak=ui.num(format_flops(seed_gpu.bf16_dense_flop_per_s)),
+        intensity=ui.num(f"{intensity:,.1f}"),
+        group_size=ui.num(f"{exact.gqa_factor:g}"),
+        per_token=ui.num(format_tokens(exact.kv_bytes_per_token)),
+        kib=ui.num(format_bytes(exact.kv_bytes_per_token)),
+        kb=ui.num(format_bytes_decimal(exact.kv_bytes_per_token)),
+        cache_gb=ui.num(format_bytes_decimal(exact.cache_bytes)),
+        cache_gib=ui.num(format_gib(exact.cache_bytes)),
+        binary_tokens=ui.num(format_tokens(2**20)),
+        binary_gib=ui.num(format_gib(binary_million)),
+        binary_gb=ui.num(format_bytes_decimal(binary_million)),
+        seed_time=ui.num(format_seconds(seed_time)),
+        time=ui.num(format_seconds(exact.kv_token_s)),
+        weights=ui.num(format_bytes_decimal(exact.weights_bytes)),
+        with_weights=ui.num(format_seconds(exact.token_s)),
+        rate=ui.num(format_tokens_per_s(float(kvcore.tokens_per_s(exact.token_s)))),
+        answer=ui.num(format_seconds_in_s(exact.kv_answer_s, decimals=2)),
+        growing=ui.num(format_seconds_in_s(exact.kv_answer_growing_s, decimals=2)),
+        answer_weights=ui.num(format_seconds_in_s(exact.answer_s)),
+        need=ui.num(format_bytes_decimal(exact.weights_bytes + exact.cache_bytes)),
+        memory=ui.num(format_bytes_decimal(seed_gpu.memory_bytes)),
+        memory_gib=ui.num(format_gib(seed_gpu.memory_bytes)),
+        fit=exact.gpus_to_fit,
+        decimal_fit=int(decimal_fit),
+        group=exact.tensor_parallel_group,
+        kv_heads=seed_model.num_key_value_heads,
+        sharded=ui.num(format_seconds(exact.sharded_kv_token_s)),
+        sharded_weights=ui.num(format_seconds(exact.sharded_token_s)),
+        ridge=ui.num(f"{exact.ridge_flop_per_byte:,.0f}"),
+    )
+)
+
+# ---------------------------------------------------------------- GPUs needed
+
+st.subheader(t("agent_1m.fit_title"))
+fit_figure = gpus_needed_figure(
+    model=model,
+    gpu_memory_bytes=gpu.memory_bytes,
+    context_tokens=context_tokens,
+    max_context_tokens=MAX_CONTEXT_TOKENS,
+    kv_dtypes={dtype: kvcore.bytes_per_value(dtype) for dtype in KV_DTYPES},
+    weight_bytes_per_param=weight_bytes_per_param,
+    utilization=utilization,
+    separators=ui.separators(),
+    labels={
+        "title": t("agent_1m.chart_fit_title", model=model.name),
+        "subtitle": t("agent_1m.chart_fit_subtitle", gpu=gpu.name, memory=lesson.mem(gpu.memory_bytes)),
+        "x_title": t("chart.context_axis"),
+        "y_title": t("agent_1m.chart_fit_axis"),
+        "current": t("chart.current"),
+        "tokens": t("chart.tokens"),
+        "gpus": t("agent_1m.chart_fit_unit"),
+    },
+)
+lesson.chart(fit_figure, key="ag_fit_chart")
+st.markdown(
+    t(
+        "agent_1m.fit_text",
+        bf16=quantized["bf16"].gpus_to_fit,
+        fp8=fp8.gpus_to_fit,
+        int4=int4.gpus_to_fit,
+        tokens=ui.num(format_tokens(context_tokens)),
+    )
+)
+
+# ---------------------------------------------------------------- eviction or quantization?
+
+st.subheader(t("agent_1m.evict_title"))
+st.markdown(t("agent_1m.evict_intro"))
+mass_controls, mass_results = st.columns([1, 2], gap="large")
+with mass_controls:
+    concentration = lesson.slider(
+        t("agent_1m.concentration"),
+        key="ag_concentration",
+        min_value=0.0,
+        max_value=2.0,
+        value=1.0,
+        step=0.1,
+        help=t("agent_1m.concentration_help"),
+    )
+    keep_percent = lesson.slider(
+        t("agent_1m.keep"), key="ag_keep", min_value=1, max_value=100, value=10, help=t("agent_1m.keep_help")
+    )
+
+attention = agent.synthetic_attention(blocks=SAMPLE_BLOCKS, layers=SAMPLE_LAYERS, concentration=concentration)
+top_share = agent.top_mass_share(attention, top_fraction=TOP_FRACTION)
+evict, *quantize = agent.cache_options(
+    model, context_tokens=context_tokens, keep_fraction=keep_percent / 100, attention=attention
+)
+verdict = agent.mass_verdict(float(top_share.mean()))
+
+with mass_results:
+    row = st.columns(3)
+    row[0].metric(
+        t("agent_1m.metric_top"),
+        ui.num(f"{100 * top_share.mean():.1f} %"),
+        help=t(
+            "agent_1m.metric_top_help",
+            low=ui.num(f"{100 * top_share.min():.1f} %"),
+            high=ui.num(f"{100 * top_share.max():.1f} %"),
+            layers=SAMPLE_LAYERS,
+        ),
+    )
+    row[1].metric(t("agent_1m.metric_kept_mass", keep=keep_percent), ui.num(f"{100 * evict.mass_kept:.1f} %"))
+    row[2].metric(t("agent_1m.metric_lost_mass"), ui.num(f"{100 * evict.mass_lost:.1f} %"))
+    mass_figure = attention_mass_figure(
+        attention=attention,
+        top_fraction=TOP_FRACTION,
+        keep_fraction=keep_percent / 100,
+        separators=ui.separators(),
+        labels={
+            "title": t("agent_1m.chart_mass_title"),
+            "subtitle": t(
+                "agent_1m.chart_mass_subtitle",
+                layers=SAMPLE_LAYERS,
+                blocks=ui.num(format_tokens(SAMPLE_BLOCKS)),
+                concentration=ui.num(f"{concentration:g}"),
+            ),
+            "x_title": t("agent_1m.chart_mass_x"),
+            "y_title": t("agent_1m.chart_mass_y"),
+            "mean": t("agent_1m.chart_mass_mean"),
+            "layer": t("agent_1m.chart_mass_layer"),
+            "flat": t("agent_1m.chart_mass_flat"),
+            "top": t("agent_1m.chart_mass_top"),
+            "keep": t("agent_1m.chart_mass_keep", keep=keep_percent),
+        },
+    )
+    lesson.chart(mass_figure, key="ag_mass_chart")
+
+st.markdown(t(VERDICTS[verdict], share=ui.num(f"{100 * top_share.mean():.0f} %")))
+options = pd.DataFrame(
+    [
+        (
+            t(OPTION_NAMES[option.name], keep=keep_percent),
+            lesson.mem(option.cache_bytes),
+            lesson.mem(option.saved_bytes),
+            t("agent_1m.option_evict_cost", lost=ui.num(f"{100 * option.mass_lost:.1f} %"))
+            if option.name == "evict"
+            else t(OPTION_COSTS[option.name]),
+        )
+        for option in (evict, *quantize)
+    ],
+    columns=[t("agent_1m.col_option"), t("agent_1m.col_cache"), t("agent_1m.col_saved"), t("agent_1m.col_cost")],
+)
+st.markdown(
+    t(
+        "agent_1m.options_intro",
+        cache=lesson.mem(quantized["bf16"].cache_bytes),
+        tokens=ui.num(format_tokens(context_tokens)),
+    )
+)
+st.table(options.set_index(t("agent_1m.col_option")))
+st.markdown(t("agent_1m.rare_details"))
+with st.expander(t("agent_1m.measure_title")):
+    st.markdown(t("agent_1m.measure_text"))
+    st.code(
+        "import numpy as np\n"
+        "from kvcore.agent import top_mass_share\n\n"
+        "# attention[layer, block]: attention weights summed per KV block, from replayed conversations\n"
+        "attention = np.load('captured_attention.npy')\n"
+        "share = top_mass_share(attention, top_fraction=0.01)  # one number per layer\n",
+        language="python",
+    )
+
+lesson.takeaway(t("agent_1m.takeaway"))

@@ -1,5 +1,258 @@
-"""Placeholder while the lesson is being written (replaced before this issue lands)."""
+"""Bandwidth-limited decode: every step reads the weights and the whole cache, so tokens/s falls with context.
+
+Widgets → kvcore → figures → text. Every number shown comes from a kvcore call.
+"""
 
 import streamlit as st
 
-st.title("decode_speed")
+import kvcore
+import ui
+from charts.decode_speed import bytes_per_step_figure, tokens_per_s_figure
+from kvcore.decode import crossover_context_tokens, decode_token_s, kv_share_of_step, tensor_parallel_sizes
+from kvcore.units import format_bandwidth, format_bytes_decimal, format_seconds, format_tokens, format_tokens_per_s
+from ui import lesson, t
+from ui.formula import latex_number
+
+KV_DTYPES = ("bf16", "fp8", "int8", "int4")
+WEIGHTS_DTYPES = ("bf16", "fp8", "int8", "int4")
+TP_SIZES = (1, 2, 4, 8)
+#: Batch sizes the rate chart always draws (the chosen one is added).
+CHART_BATCHES = (1, 8, 64)
+
+model = ui.current_model()
+gpu = ui.current_gpu()
+lang = ui.language()
+
+lesson.header(t("decode_speed.title"), t("decode_speed.intro"))
+st.markdown(t("decode_speed.no_skipping"))
+
+lesson.presets(
+    [
+        lesson.Preset(
+            label=t("decode_speed.preset_chat"),
+            values={"model": "llama-3.1-8b", "gpu": "rtx-4090", "ds_context": 8192, "ds_batch": 1, "ds_tp": 1,
+                    "ds_kv_dtype": "bf16", "ds_weights_dtype": "bf16"},
+        ),
+        lesson.Preset(
+            label=t("decode_speed.preset_70b"),
+            values={"model": "llama-3.1-70b", "gpu": "h100-sxm", "ds_context": 131072, "ds_batch": 1, "ds_tp": 8,
+                    "ds_kv_dtype": "bf16", "ds_weights_dtype": "bf16"},
+        ),
+        lesson.Preset(
+            label=t("decode_speed.preset_batch"),
+            values={"model": "llama-3.1-8b", "gpu": "h100-sxm", "ds_context": 32768, "ds_batch": 32, "ds_tp": 1,
+                    "ds_kv_dtype": "bf16", "ds_weights_dtype": "bf16"},
+        ),
+    ],
+    key="ds_presets",
+)  # fmt: skip
+
+low, high, step, default_context = ui.context_range(model)
+weights_options = tuple(dict.fromkeys((model.weights_dtype, *WEIGHTS_DTYPES)))
+tp_options = [size for size in tensor_parallel_sizes(model, max_gpus=max(TP_SIZES)) if size in TP_SIZES]
+
+controls, results = st.columns([1, 2], gap="large")
+with controls:
+    context_tokens = lesson.slider(
+        t("decode_speed.context"),
+        key="ds_context",
+        min_value=low,
+        max_value=high,
+        value=default_context,
+        step=step,
+        help=t("decode_speed.context_help", maximum=ui.num(format_tokens(high))),
+    )
+    batch = lesson.slider(
+        t("decode_speed.batch"), key="ds_batch", min_value=1, max_value=256, value=1, help=t("decode_speed.batch_help")
+    )
+    tp = lesson.choice(t("decode_speed.tp"), key="ds_tp", options=tp_options, default=1, help=t("decode_speed.tp_help"))
+    kv_dtype = lesson.choice(t("decode_speed.kv_dtype"), key="ds_kv_dtype", options=KV_DTYPES, default="bf16")
+    weights_dtype = lesson.choice(
+        t("decode_speed.weights_dtype"),
+        key="ds_weights_dtype",
+        options=weights_options,
+        default=model.weights_dtype,
+        help=t("decode_speed.weights_dtype_help"),
+    )
+    with lesson.secondary():
+        efficiency = lesson.slider(
+            t("decode_speed.mbu"),
+            key="ds_mbu",
+            min_value=0.3,
+            max_value=1.0,
+            value=1.0,
+            step=0.05,
+            help=t("decode_speed.mbu_help"),
+        )
+
+try:
+    kv_bytes_per_value = kvcore.bytes_per_value(kv_dtype)
+    weight_bytes_per_param = kvcore.bytes_per_value(weights_dtype)
+    knobs = {
+        "context_tokens": context_tokens,
+        "kv_bytes_per_value": kv_bytes_per_value,
+        "weight_bytes_per_param": weight_bytes_per_param,
+    }
+    read = kvcore.decode_bytes_per_step(model, batch=batch, gpus=tp, **knobs)
+    one_gpu_read = kvcore.decode_bytes_per_step(model, batch=batch, gpus=1, **knobs)
+    timing = {"bandwidth_bytes_per_s": gpu.bandwidth_bytes_per_s, "efficiency": efficiency}
+    step_s = float(decode_token_s(model, batch=batch, tp=tp, **timing, **knobs))
+    one_gpu_step_s = float(decode_token_s(model, batch=batch, tp=1, **timing, **knobs))
+    per_user = float(kvcore.tokens_per_s(step_s))
+    aggregate = float(kvcore.tokens_per_s(step_s, batch=batch))
+    kv_share = float(kv_share_of_step(read))
+    crossover = float(
+        crossover_context_tokens(
+            model, weights_bytes=float(read.weights_bytes), batch=batch, kv_bytes_per_value=kv_bytes_per_value, tp=tp
+        )
+    )
+    kv_heads_per_gpu = kvcore.kv_heads_per_gpu(model.num_key_value_heads, tp)
+    sequence_kv = float(
+        kvcore.sequence_kv_bytes(model, context_tokens=context_tokens, bytes_per_value=kv_bytes_per_value)
+    )
+except ValueError as error:
+    st.error(t("error.bad_combination", detail=str(error)))
+    st.stop()
+
+weights_read = float(read.weights_bytes)
+kv_read = float(read.kv_bytes)
+
+with results:
+    row = st.columns(3)
+    row[0].metric(
+        t("decode_speed.metric_step"), ui.num(format_seconds(step_s)), help=t("decode_speed.metric_step_help")
+    )
+    row[1].metric(t("decode_speed.metric_per_user"), ui.num(format_tokens_per_s(per_user, unit=False)))
+    row[2].metric(
+        t("decode_speed.metric_aggregate"),
+        ui.num(format_tokens_per_s(aggregate, unit=False)),
+        help=t("decode_speed.metric_aggregate_help", batch=batch),
+    )
+    row = st.columns(3)
+    row[0].metric(t("decode_speed.metric_read"), lesson.mem(float(read.total)), help=t("decode_speed.metric_read_help"))
+    row[1].metric(t("decode_speed.metric_kv_share"), ui.num(f"{100 * kv_share:.1f} %"))
+    crossover_text = ui.num(format_tokens(crossover)) if crossover < float("inf") else t("decode_speed.never")
+    row[2].metric(
+        t("decode_speed.metric_crossover"), crossover_text, help=t("decode_speed.metric_crossover_help", batch=batch)
+    )
+
+    figure = bytes_per_step_figure(
+        model=model,
+        context_tokens=context_tokens,
+        batch=batch,
+        tp=tp,
+        kv_bytes_per_value=kv_bytes_per_value,
+        weight_bytes_per_param=weight_bytes_per_param,
+        bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s,
+        efficiency=efficiency,
+        unit_bytes=lesson.memory_unit_bytes(),
+        unit=lesson.memory_unit(),
+        separators=ui.separators(),
+        labels={
+            "title": t("decode_speed.chart_bytes_title", model=model.name),
+            "subtitle": t(
+                "decode_speed.chart_bytes_subtitle",
+                users=ui.plural("users.count", batch),
+                gpus=ui.plural("decode_speed.gpus", tp),
+                gpu=gpu.name,
+            ),
+            "x_title": t("chart.context_axis"),
+            "y_title": t("decode_speed.chart_bytes_axis", unit=lesson.memory_unit()),
+            "weights": t("decode_speed.chart_weights"),
+            "kv": t("decode_speed.chart_kv", batch=batch),
+            "current": t("chart.current"),
+            "crossover": t("decode_speed.chart_crossover"),
+            "tokens": t("chart.tokens"),
+            "step": t("decode_speed.chart_step"),
+        },
+    )
+    lesson.chart(figure, key="ds_bytes_chart")
+
+    words = {
+        "batch": batch,
+        "weights": lesson.mem(weights_read),
+        "kv": lesson.mem(kv_read),
+        "share": ui.num(f"{100 * kv_share:.0f} %"),
+        "crossover": ui.num(format_tokens(crossover)),
+        "maximum": ui.num(format_tokens(model.max_position_embeddings)),
+        "window": ui.num(format_tokens(model.sliding_window or 0)),
+    }
+    if crossover == float("inf"):
+        st.markdown(t("decode_speed.crossover_never", **words))
+    elif crossover > model.max_position_embeddings:
+        st.markdown(t("decode_speed.crossover_beyond", **words))
+    elif kv_read > weights_read:
+        st.markdown(t("decode_speed.crossover_passed", **words))
+    else:
+        st.markdown(t("decode_speed.crossover_ahead", **words))
+
+st.subheader(t("decode_speed.formula_title"))
+st.markdown(t("decode_speed.formula_legend"))
+
+
+def _gb(num_bytes: float) -> str:
+    """Traffic in decimal GB, like the bandwidth it is divided by (LaTeX text)."""
+    return r"\text{" + ui.num(format_bytes_decimal(num_bytes)) + "}"
+
+
+lesson.formula(
+    r"t_{step} = \frac{W + B \cdot KV_{seq}(s)}{n_{gpu} \cdot BW \cdot \text{MBU}}",
+    r"t_{step} = \frac{" + _gb(weights_read) + r" + " + latex_number(batch, lang) + r" \cdot " + _gb(sequence_kv)
+    + r"}{" + latex_number(tp, lang) + r" \cdot \text{" + ui.num(format_bandwidth(gpu.bandwidth_bytes_per_s))
+    + r"} \cdot " + latex_number(efficiency, lang) + r"} = \textbf{" + ui.num(format_seconds(step_s)) + "}",
+)  # fmt: skip
+st.caption(t("decode_speed.formula_note"))
+
+st.subheader(t("decode_speed.tp_title"))
+fleet = {
+    "gpus": ui.plural("decode_speed.gpus", tp),
+    "per_gpu_weights": lesson.mem(weights_read / tp),
+    "per_gpu_kv": lesson.mem(kv_read / tp),
+    "kv_heads": kv_heads_per_gpu,
+    "bandwidth": ui.num(format_bandwidth(tp * gpu.bandwidth_bytes_per_s)),
+    "fleet": lesson.mem(float(read.total)),
+    "one_gpu": lesson.mem(float(one_gpu_read.total)),
+    "step": ui.num(format_seconds(step_s)),
+    "one_gpu_step": ui.num(format_seconds(one_gpu_step_s)),
+}
+row = st.columns(3)
+row[0].metric(t("decode_speed.metric_per_gpu"), lesson.mem(float(read.total) / tp))
+row[1].metric(t("decode_speed.metric_fleet_bandwidth"), fleet["bandwidth"])
+row[2].metric(t("decode_speed.metric_fleet_bytes"), fleet["fleet"], help=t("decode_speed.metric_fleet_bytes_help"))
+if model.attention_type == "MLA" and tp > 1:
+    st.markdown(t("decode_speed.tp_mla", **fleet))
+elif float(read.kv_bytes) > float(one_gpu_read.kv_bytes):
+    st.markdown(t("decode_speed.tp_replicated", heads=model.num_key_value_heads, **fleet))
+elif tp > 1:
+    st.markdown(t("decode_speed.tp_same", **fleet))
+else:
+    st.markdown(t("decode_speed.tp_one", **fleet))
+
+st.subheader(t("decode_speed.rate_title"))
+batches = sorted({*CHART_BATCHES, batch})
+rate_figure = tokens_per_s_figure(
+    model=model,
+    context_tokens=context_tokens,
+    batches=batches,
+    tp=tp,
+    kv_bytes_per_value=kv_bytes_per_value,
+    weight_bytes_per_param=weight_bytes_per_param,
+    bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s,
+    efficiency=efficiency,
+    separators=ui.separators(),
+    labels={
+        "title": t("decode_speed.chart_rate_title"),
+        "subtitle": t("decode_speed.chart_rate_subtitle", gpus=ui.plural("decode_speed.gpus", tp), gpu=gpu.name),
+        "x_title": t("chart.context_axis"),
+        "y_title": t("decode_speed.chart_rate_axis"),
+        # The chart fills in each batch size: hand it the template back.
+        "per_user": t("decode_speed.chart_per_user", batch="{batch}"),
+        "aggregate": t("decode_speed.chart_aggregate", batch="{batch}"),
+        "tokens": t("chart.tokens"),
+        "rate": t("decode_speed.chart_rate_unit"),
+    },
+)
+lesson.chart(rate_figure, key="ds_rate_chart")
+st.markdown(t("decode_speed.rate_text"))
+
+lesson.takeaway(t("decode_speed.takeaway"))

@@ -1,67 +1,159 @@
-"""Memory calculator: the weights and the KV cache of one model on one GPU.
+"""Memory calculator: the weights, the KV cache and the overhead of one model on one GPU.
 
-Widgets → kvcore → figure → text. Every number shown comes from a kvcore call.
+Widgets → kvcore → figures → text. Every number shown comes from a kvcore call.
+
+Head dim and layers change the architecture the cache is computed for; the weights
+stay those of the real model (its published parameter count). Patterned models
+(sliding/full, linear/full) repeat their cycle from layer 0, so more layers add more
+of the same cycle (kvcore.model.layer_kinds). MLA caches one latent per token, so
+the head dim and KV heads are disabled there.
 """
 
+import pandas as pd
 import streamlit as st
 
 import kvcore
 import ui
 from charts.memory import memory_vs_context_figure
-from kvcore.units import format_bytes, format_gib, format_tokens
-from ui import t
-from ui.formula import SYMBOLIC, formula_terms, result_latex
+from charts.memory_heatmap import memory_heatmap_figure
+from kvcore.memory import (
+    break_even_context_tokens,
+    break_even_users,
+    gpus_needed,
+    mha_cache_bytes,
+    total_memory_bytes,
+)
+from kvcore.units import GiB, format_bytes, format_bytes_decimal, format_gb, format_gib, format_tokens
+from ui import lesson, t
+from ui.formula import SYMBOLIC, formula_terms, result_latex, total_substituted, total_symbolic
 
 KV_DTYPES = ("fp16", "bf16", "fp8", "int8", "int4")
 WEIGHTS_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8", "mxfp4", "int4")
+MAX_USERS = 256
+#: Head dims real models use; the chosen model's own is added to the list.
+HEAD_DIMS = (32, 64, 80, 96, 128, 160, 192, 256)
+#: Not a widget: the model the head-dim and layers values belong to (reset when it changes).
+VALUES_MODEL_KEY = "mem_values_model"
+DEFAULT_OVERHEAD_GIB = 1.0
+
+#: Seed 002's "30 GB model": Qwen2.5 32B in INT8 (32.5 B parameters · 1 byte), with a BF16 cache.
+THIRTY_GB_MODEL, THIRTY_GB_WEIGHTS, THIRTY_GB_KV = "qwen2.5-32b", "int8", "bf16"
+#: Seed 002's memory table as printed: (model here, the seed's name, context tokens, the seed's "GB").
+#: Llama 3.1 has the attention shape of Llama 3 (same layers, heads and head dim).
+SEED_002_TABLE = (
+    ("llama-3.1-8b", "LLaMA 3 8B", 4096, 2),
+    ("llama-3.1-8b", "LLaMA 3 8B", 131072, 64),
+    ("llama-3.1-70b", "LLaMA 3 70B", 4096, 10),
+    ("llama-3.1-70b", "LLaMA 3 70B", 131072, 320),
+)
+#: Seed 002: "LLaMA 3 70B in FP16: model ~140 GB + 128k cache 320 GB → ~460 GB = 6× H100 80GB for 1 user".
+SEED_002_STORY = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "context": 131072, "dtype": "fp16"}
+SEED_002_STORY_SAYS = {"weights": 140, "cache": 320, "total": 460, "gpus": 6}
 
 model = ui.current_model()
 gpu = ui.current_gpu()
+is_mla = model.attention_type == "MLA"
 
-st.title(t("memory.title"))
-st.markdown(t("memory.intro", model=model.name, gpu=gpu.name))
+# A new model brings its own head dim and layers (the sidebar's callback resets the older keys).
+if st.session_state.get(VALUES_MODEL_KEY, model.id) != model.id:
+    st.session_state["mem_head_dim"] = model.head_dim
+    st.session_state["mem_layers"] = model.num_hidden_layers
+st.session_state[VALUES_MODEL_KEY] = model.id
+
+lesson.header(t("memory.title"), t("memory.intro", model=model.name, gpu=gpu.name))
+lesson.presets(
+    [
+        lesson.Preset(
+            label=t("memory.preset_pdf"),
+            help=t("memory.preset_pdf_help"),
+            values={
+                "model": "llama-3.1-8b",
+                "gpu": "rtx-3060-12gb",
+                "context": 20480,
+                "concurrency": 2,
+                "kv_heads": 8,
+                "kv_dtype": "fp16",
+                "weights_dtype": "int8",
+            },
+        ),
+        lesson.Preset(
+            label=t("memory.preset_gqa"),
+            help=t("memory.preset_gqa_help"),
+            values={
+                "model": "llama-3.1-8b",
+                "gpu": "h100-sxm",
+                "context": 131072,
+                "concurrency": 1,
+                "kv_heads": 8,
+                "kv_dtype": "fp16",
+                "weights_dtype": "bf16",
+            },
+        ),
+        lesson.Preset(
+            label=t("memory.preset_mha"),
+            help=t("memory.preset_mha_help"),
+            values={
+                "model": "llama-3.1-8b",
+                "gpu": "h100-sxm",
+                "context": 131072,
+                "concurrency": 1,
+                "kv_heads": 32,
+                "kv_dtype": "fp16",
+                "weights_dtype": "bf16",
+            },
+        ),
+        lesson.Preset(
+            label=t("memory.preset_70b"),
+            help=t("memory.preset_70b_help"),
+            values={
+                "model": SEED_002_STORY["model"],
+                "gpu": SEED_002_STORY["gpu"],
+                "context": SEED_002_STORY["context"],
+                "concurrency": 1,
+                "kv_heads": 8,
+                "kv_dtype": SEED_002_STORY["dtype"],
+                "weights_dtype": SEED_002_STORY["dtype"],
+            },
+        ),
+    ],
+    key="mem_presets",
+)
 
 controls, results = st.columns([1, 2], gap="large")
 
 with controls:
     st.subheader(t("memory.controls"))
     low, high, step, default_context = ui.context_range(model)
-    ui.check_url_value(ui.CONTEXT_KEY, low=low, high=high)
-    ui.check_url_value("concurrency", low=1, high=256)
-    ui.check_url_value(ui.KV_HEADS_KEY, options=[str(n) for n in ui.kv_head_choices(model)])
-    ui.check_url_value("kv_dtype", options=list(KV_DTYPES))
-    ui.check_url_value(ui.WEIGHTS_DTYPE_KEY, options=list(WEIGHTS_DTYPES))
-    context_tokens = st.slider(
+    context_tokens = lesson.slider(
         t("memory.context"),
+        key="context",
         min_value=low,
         max_value=high,
         value=default_context,
         step=step,
-        key=ui.CONTEXT_KEY,
-        bind="query-params",
         help=t("memory.context_help", maximum=ui.num(format_tokens(high))),
     )
-    concurrency = st.slider(
+    concurrency = lesson.slider(
         t("memory.concurrency"),
-        min_value=1,
-        max_value=256,
-        value=1,
         key="concurrency",
-        bind="query-params",
+        min_value=1,
+        max_value=MAX_USERS,
+        value=1,
         help=t("memory.concurrency_help"),
     )
-    is_mla = model.attention_type == "MLA"
-    kv_heads = st.select_slider(
+    kv_heads = lesson.select_slider(
         t("memory.kv_heads"),
+        key="kv_heads",
         options=ui.kv_head_choices(model),
         value=model.num_key_value_heads,
-        key=ui.KV_HEADS_KEY,
-        bind="query-params",
         disabled=is_mla,
         help=t("memory.kv_heads_help", heads=model.num_attention_heads, own=model.num_key_value_heads),
     )
     if is_mla:
         st.caption(t("memory.kv_heads_mla"))
+    # Segmented controls that wrap: lesson.choice keeps one row, which hides int4 in this column.
+    ui.check_url_value("kv_dtype", options=list(KV_DTYPES))
+    ui.check_url_value("weights_dtype", options=list(WEIGHTS_DTYPES))
     kv_dtype = st.segmented_control(
         t("memory.kv_dtype"), KV_DTYPES, default="bf16", key="kv_dtype", bind="query-params", required=True, wrap=True
     )
@@ -69,16 +161,57 @@ with controls:
         t("memory.weights_dtype"),
         WEIGHTS_DTYPES,
         default=model.weights_dtype,
-        key=ui.WEIGHTS_DTYPE_KEY,
+        key="weights_dtype",
         bind="query-params",
         required=True,
         wrap=True,
     )
+    with lesson.secondary():
+        head_dim = lesson.select_slider(
+            t("memory.head_dim"),
+            key="mem_head_dim",
+            options=sorted({*HEAD_DIMS, model.head_dim}),
+            value=model.head_dim,
+            disabled=is_mla,
+            help=t("memory.head_dim_help", own=model.head_dim),
+        )
+        layers = lesson.slider(
+            t("memory.layers"),
+            key="mem_layers",
+            min_value=1,
+            max_value=2 * model.num_hidden_layers,
+            value=model.num_hidden_layers,
+            help=t("memory.layers_help", own=model.num_hidden_layers),
+        )
+        if len(set(kvcore.layer_kinds(model.layer_pattern, model.num_hidden_layers))) > 1:
+            st.caption(t("memory.layers_pattern", pattern=model.layer_pattern))
+        overhead_gib = lesson.slider(
+            t("memory.overhead"),
+            key="mem_overhead",
+            min_value=0.0,
+            max_value=16.0,
+            value=DEFAULT_OVERHEAD_GIB,
+            step=0.25,
+            help=t("memory.overhead_help"),
+        )
+        st.caption(t("memory.architecture_note"))
 
+decimal = lesson.memory_unit() == "GB"
+unit_bytes = lesson.memory_unit_bytes()
+overhead = overhead_gib * GiB  # the slider speaks GiB; kvcore speaks bytes
 try:
-    variant = model if is_mla else kvcore.with_changes(model, num_key_value_heads=kv_heads)
+    shape = {"num_hidden_layers": layers}
+    if not is_mla:
+        shape |= {"num_key_value_heads": kv_heads, "head_dim": head_dim}
+    variant = kvcore.with_changes(model, **shape)
     kv_bytes_per_value = kvcore.bytes_per_value(kv_dtype or "bf16")
-    weights_bytes_per_param = kvcore.bytes_per_value(weights_dtype or "bf16")
+    weights_bytes_per_param = kvcore.bytes_per_value(weights_dtype or model.weights_dtype)
+    sizes = {
+        "context_tokens": context_tokens,
+        "concurrency": concurrency,
+        "kv_bytes_per_value": kv_bytes_per_value,
+        "weights_bytes_per_param": weights_bytes_per_param,
+    }
     per_token = kvcore.kv_bytes_per_token(variant, bytes_per_value=kv_bytes_per_value)
     cache = float(
         kvcore.kv_cache_bytes(
@@ -86,45 +219,66 @@ try:
         )
     )
     weights = kvcore.model_weights_bytes(variant, bytes_per_param=weights_bytes_per_param)
-    kv_room = kvcore.kv_budget_bytes(memory_bytes=gpu.memory_bytes, utilization=1.0, weights_bytes=weights)
+    total = float(total_memory_bytes(variant, overhead_bytes=overhead, **sizes))
+    kv_room = kvcore.kv_budget_bytes(
+        memory_bytes=gpu.memory_bytes, utilization=1.0, weights_bytes=weights, overhead_bytes=overhead
+    )
     longest_context = kvcore.max_context_tokens(
         variant, kv_budget_bytes=kv_room, concurrency=concurrency, bytes_per_value=kv_bytes_per_value
+    )
+    gpus_for_all = int(gpus_needed(total_bytes=total, memory_bytes=gpu.memory_bytes))
+    break_even_one, break_even_each = break_even_context_tokens(
+        variant, weights_bytes=weights, concurrency=[1, concurrency], bytes_per_value=kv_bytes_per_value
+    )
+    users_at_full_context = int(
+        break_even_users(
+            variant,
+            weights_bytes=weights,
+            context_tokens=model.max_position_embeddings,
+            bytes_per_value=kv_bytes_per_value,
+        )
     )
 except ValueError as error:
     st.error(t("error.bad_combination", detail=str(error)))
     st.stop()
 
-usage = kvcore.MemoryBreakdown(weights_bytes=weights, kv_cache_bytes=cache, overhead_bytes=0.0)
-weights_only = kvcore.MemoryBreakdown(weights_bytes=weights, kv_cache_bytes=0.0, overhead_bytes=0.0)
+usage = kvcore.MemoryBreakdown(weights_bytes=weights, kv_cache_bytes=cache, overhead_bytes=overhead)
+fixed_part = kvcore.MemoryBreakdown(weights_bytes=weights, kv_cache_bytes=0.0, overhead_bytes=overhead)
 
 with results:
     row = st.columns(2)
-    row[0].metric(t("memory.metric_per_token"), ui.num(format_bytes(per_token)), help=t("memory.metric_per_token_help"))
+    row[0].metric(
+        t("memory.metric_per_token"),
+        ui.num(format_bytes_decimal(per_token) if decimal else format_bytes(per_token)),
+        help=t("memory.metric_per_token_help"),
+    )
     row[1].metric(
         t("memory.metric_cache"),
-        ui.num(format_gib(cache)),
+        lesson.mem(cache),
         help=t("memory.metric_cache_help", context=ui.num(format_tokens(context_tokens)), users=concurrency),
     )
     row = st.columns(2)
-    row[0].metric(t("memory.metric_weights"), ui.num(format_gib(weights)), help=t("memory.metric_weights_help"))
+    row[0].metric(t("memory.metric_weights"), lesson.mem(weights), help=t("memory.metric_weights_help"))
     row[1].metric(
-        t("memory.metric_total", memory=ui.num(format_gib(gpu.memory_bytes))),
-        ui.num(format_gib(usage.total_bytes)),
-        help=t("memory.metric_total_help", gpu=gpu.name),
+        t("memory.metric_total", memory=lesson.mem(gpu.memory_bytes)),
+        lesson.mem(total),
+        help=t("memory.metric_total_help", gpu=gpu.name, overhead=lesson.mem(overhead)),
     )
 
     room = {
         "gpu": gpu.name,
         "each": ui.plural("users.each", concurrency),
         "all": ui.plural("users.all", concurrency),
-        "room": ui.num(format_gib(max(kv_room, 0.0))),
+        "room": lesson.mem(max(kv_room, 0.0)),
     }
-    if not weights_only.fits(gpu.memory_bytes):
+    if not fixed_part.fits(gpu.memory_bytes):
         st.error(
             t(
                 "memory.weights_do_not_fit",
-                weights=ui.num(format_gib(weights)),
-                memory=ui.num(format_gib(gpu.memory_bytes)),
+                weights=lesson.mem(weights),
+                overhead=lesson.mem(overhead),
+                memory=lesson.mem(gpu.memory_bytes),
+                gpus=gpus_for_all,
             )
         )
     elif longest_context >= model.max_position_embeddings:
@@ -141,13 +295,17 @@ with results:
         concurrency=concurrency,
         kv_bytes_per_value=kv_bytes_per_value,
         weights_bytes_per_param=weights_bytes_per_param,
+        overhead_bytes=overhead,
         separators=ui.separators(),
+        unit_bytes=unit_bytes,
+        unit=lesson.memory_unit(),
         labels={
             "title": model.name,
             "subtitle": t("chart.memory_subtitle", gpu=gpu.name, users=ui.plural("users.count", concurrency)),
             "x_title": t("chart.context_axis"),
-            "y_title": t("chart.memory_axis"),
+            "y_title": t("memory.chart_memory_axis", unit=lesson.memory_unit()),
             "weights": t("chart.weights"),
+            "overhead": t("memory.chart_overhead"),
             "kv_cache": t("chart.kv_cache"),
             "gpu_memory": t("chart.gpu_memory", gpu=gpu.name),
             "runs_out": t("chart.runs_out"),
@@ -155,11 +313,14 @@ with results:
             "tokens": t("chart.tokens"),
         },
     )
-    st.plotly_chart(figure, theme=None, key="memory_chart", config={"displaylogo": False})
+    lesson.chart(figure, key="memory_chart")
+
+lesson.takeaway(t("memory.takeaway"))
+
+# ---------------------------------------------------------------- the formula
 
 st.subheader(t("memory.formula_title"))
 st.markdown(t("memory.formula_legend"))
-st.latex(SYMBOLIC)
 terms = formula_terms(
     variant,
     context_tokens=context_tokens,
@@ -167,13 +328,199 @@ terms = formula_terms(
     bytes_per_value=kv_bytes_per_value,
     lang=ui.language(),
 )
-mixed = len(terms) > 1
-if mixed:
-    st.markdown(t("memory.formula_by_kind"))
-for term in terms:
-    if mixed or term.kind != "full":
+if len(terms) == 1 and terms[0].kind == "full":
+    lesson.formula(SYMBOLIC, terms[0].substituted + result_latex(terms[0].kv_bytes, ui.language(), decimal=decimal))
+else:
+    st.latex(SYMBOLIC)
+    if len(terms) > 1:
+        st.markdown(t("memory.formula_by_kind"))
+    for term in terms:
         st.markdown(t(f"kind.{term.kind}", layers=term.layers))
-        st.latex(term.symbolic)
-    st.latex(term.substituted + result_latex(term.kv_bytes, lang=ui.language()))
-if mixed:
-    st.markdown(t("memory.formula_sum", total=ui.num(format_gib(cache))))
+        lesson.formula(term.symbolic, term.substituted + result_latex(term.kv_bytes, ui.language(), decimal=decimal))
+    if len(terms) > 1:
+        st.markdown(t("memory.formula_sum", total=lesson.mem(cache)))
+st.markdown(t("memory.formula_total"))
+lesson.formula(
+    total_symbolic(total=t("memory.heatmap_total"), weights=t("chart.weights"), overhead=t("memory.chart_overhead")),
+    total_substituted(
+        weights_bytes=weights,
+        kv_bytes=cache,
+        overhead_bytes=overhead,
+        total_bytes=total,
+        lang=ui.language(),
+        decimal=decimal,
+    ),
+)
+
+# ---------------------------------------------------------------- context × users
+
+st.subheader(t("memory.heatmap_title"))
+st.markdown(t("memory.heatmap_text", gpu=gpu.name))
+heatmap = memory_heatmap_figure(
+    model=variant,
+    gpu=gpu,
+    context_tokens=context_tokens,
+    concurrency=concurrency,
+    kv_bytes_per_value=kv_bytes_per_value,
+    weights_bytes_per_param=weights_bytes_per_param,
+    overhead_bytes=overhead,
+    max_users=MAX_USERS,
+    separators=ui.separators(),
+    unit_bytes=unit_bytes,
+    unit=lesson.memory_unit(),
+    labels={
+        "title": model.name,
+        "subtitle": t("memory.heatmap_subtitle", gpu=gpu.name),
+        "x_title": t("chart.context_axis"),
+        "y_title": t("memory.heatmap_users_axis"),
+        "z_title": t("memory.heatmap_total_axis", unit=lesson.memory_unit()),
+        "context": t("memory.heatmap_context"),
+        "users": t("memory.heatmap_users"),
+        "total": t("memory.heatmap_total"),
+        "limit": t("chart.gpu_memory", gpu=gpu.name),
+        "current": t("chart.current"),
+        "tokens": t("chart.tokens"),
+    },
+)
+lesson.chart(heatmap, key="mem_heatmap")
+
+# ---------------------------------------------------------------- why 30 GB become 60 GB
+
+st.subheader(t("memory.why60_title"))
+thirty = ui.models()[THIRTY_GB_MODEL]
+thirty_kv = kvcore.bytes_per_value(THIRTY_GB_KV)
+thirty_weights = kvcore.model_weights_bytes(thirty, bytes_per_param=kvcore.bytes_per_value(THIRTY_GB_WEIGHTS))
+thirty_per_token = kvcore.kv_bytes_per_token(thirty, bytes_per_value=thirty_kv)
+thirty_tokens = float(break_even_context_tokens(thirty, weights_bytes=thirty_weights, bytes_per_value=thirty_kv))
+thirty_short_context = 32768  # a common serving limit (vLLM --max-model-len 32768)
+thirty_users = int(
+    break_even_users(
+        thirty, weights_bytes=thirty_weights, context_tokens=thirty_short_context, bytes_per_value=thirty_kv
+    )
+)
+st.markdown(
+    t(
+        "memory.why60_example",
+        model=thirty.name,
+        weights=lesson.mem(thirty_weights),
+        per_token=ui.num((format_bytes_decimal if decimal else format_bytes)(thirty_per_token)),
+        tokens=ui.num(format_tokens(thirty_tokens)),
+        maximum=ui.num(format_tokens(thirty.max_position_embeddings)),
+        total=lesson.mem(
+            float(
+                total_memory_bytes(
+                    thirty,
+                    context_tokens=thirty_tokens,
+                    kv_bytes_per_value=thirty_kv,
+                    weights_bytes_per_param=kvcore.bytes_per_value(THIRTY_GB_WEIGHTS),
+                )
+            )
+        ),
+        users=thirty_users,
+        context=ui.num(format_tokens(thirty_short_context)),
+    )
+)
+if break_even_one <= model.max_position_embeddings:
+    st.markdown(
+        t(
+            "memory.why60_yours",
+            model=model.name,
+            weights=lesson.mem(weights),
+            tokens=ui.num(format_tokens(break_even_one)),
+        )
+    )
+    if concurrency > 1:
+        st.markdown(
+            t(
+                "memory.why60_yours_each",
+                users=ui.plural("users.count", concurrency),
+                each=ui.num(format_tokens(break_even_each)),
+            )
+        )
+else:
+    st.markdown(
+        t(
+            "memory.why60_yours_many",
+            model=model.name,
+            weights=lesson.mem(weights),
+            maximum=ui.num(format_tokens(model.max_position_embeddings)),
+            users=users_at_full_context,
+        )
+    )
+
+# ---------------------------------------------------------------- seed 002's table, recomputed
+
+st.subheader(t("memory.seed_title"))
+st.markdown(t("memory.seed_text"))
+catalogue = ui.models()
+rows = []
+for model_id, seed_name, seed_context, seed_gb in SEED_002_TABLE:
+    real_model = catalogue[model_id]
+    rows.append(
+        {
+            t("memory.seed_col_model"): seed_name,
+            t("memory.seed_col_here"): t(
+                "memory.seed_here",
+                name=real_model.name,
+                kind=real_model.attention_type,
+                kv_heads=real_model.num_key_value_heads,
+                heads=real_model.num_attention_heads,
+            ),
+            t("memory.seed_col_context"): ui.num(format_tokens(seed_context)),
+            t("memory.seed_col_says"): ui.num(f"{seed_gb:g} GB"),
+            t("memory.seed_col_mha"): lesson.mem(float(mha_cache_bytes(real_model, context_tokens=seed_context))),
+            t("memory.seed_col_real"): lesson.mem(
+                float(kvcore.kv_cache_bytes(real_model, context_tokens=seed_context))
+            ),
+        }
+    )
+st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+llama_8b, llama_70b = catalogue["llama-3.1-8b"], catalogue["llama-3.1-70b"]
+seed_8b_4k = float(mha_cache_bytes(llama_8b, context_tokens=4096))
+st.markdown(
+    t(
+        "memory.seed_units",
+        gib=ui.num(format_gib(seed_8b_4k)),
+        gb=ui.num(format_gb(seed_8b_4k)),
+        saving_8b=ui.num(f"{kvcore.saving_vs_mha(llama_8b, context_tokens=4096):.1%}"),
+        saving_70b=ui.num(f"{kvcore.saving_vs_mha(llama_70b, context_tokens=4096):.1%}"),
+    )
+)
+st.caption(t("memory.seed_gpt4"))
+
+story_model = catalogue[SEED_002_STORY["model"]]
+story_gpu = ui.gpus()[SEED_002_STORY["gpu"]]
+story_b = kvcore.bytes_per_value(SEED_002_STORY["dtype"])
+story_mha = kvcore.with_changes(story_model, num_key_value_heads=story_model.num_attention_heads)
+story = {"context_tokens": SEED_002_STORY["context"], "kv_bytes_per_value": story_b, "weights_bytes_per_param": story_b}
+story_weights = kvcore.model_weights_bytes(story_model, bytes_per_param=story_b)
+story_total_mha = float(total_memory_bytes(story_mha, **story))
+story_total_real = float(total_memory_bytes(story_model, **story))
+st.markdown(
+    t(
+        "memory.seed_story",
+        model=story_model.name,
+        gpu=story_gpu.name,
+        says_weights=SEED_002_STORY_SAYS["weights"],
+        says_cache=SEED_002_STORY_SAYS["cache"],
+        says_total=SEED_002_STORY_SAYS["total"],
+        says_gpus=SEED_002_STORY_SAYS["gpus"],
+        weights_gb=ui.num(format_gb(story_weights)),
+        weights_gib=ui.num(format_gib(story_weights)),
+        mha_cache=ui.num(
+            format_gib(
+                float(mha_cache_bytes(story_model, context_tokens=SEED_002_STORY["context"], bytes_per_value=story_b))
+            )
+        ),
+        mha_total=lesson.mem(story_total_mha),
+        mha_gpus=int(gpus_needed(total_bytes=story_total_mha, memory_bytes=story_gpu.memory_bytes)),
+        kv_heads=story_model.num_key_value_heads,
+        heads=story_model.num_attention_heads,
+        real_cache=lesson.mem(
+            float(kvcore.kv_cache_bytes(story_model, context_tokens=story["context_tokens"], bytes_per_value=story_b))
+        ),
+        real_total=lesson.mem(story_total_real),
+        real_gpus=int(gpus_needed(total_bytes=story_total_real, memory_bytes=story_gpu.memory_bytes)),
+        memory=lesson.mem(story_gpu.memory_bytes),
+    )
+)

@@ -1,5 +1,529 @@
-"""Placeholder while the lesson is being written (replaced before this issue lands)."""
+"""Prefill vs decode: the two phases of a request, where each sits on the roofline, and why output costs more.
+
+Widgets → kvcore → figures → text. Every number shown comes from a kvcore call.
+"""
 
 import streamlit as st
 
-st.title("prefill_decode")
+import kvcore
+import ui
+from charts.prefill_decode import batch_intensity_figure, roofline_figure, timeline_figure
+from kvcore import phases, units
+from kvcore.units import format_bandwidth, format_bytes_decimal, format_flops, format_seconds, format_tokens
+from ui import lesson, t
+from ui.formula import latex_number
+
+#: Weight formats offered: BF16, FP8 (W8A8 where the chip has FP8 tensor cores) and INT4 (W4A16).
+WEIGHTS_DTYPES = ("bf16", "fp8", "int4")
+#: The KV cache stays in BF16 on this page (the KV formats have their own lesson).
+KV_DTYPE = "bf16"
+#: The longest prompt the slider offers (the model's own window, if shorter).
+LONGEST_PROMPT_TOKENS = 131_072
+#: The GPU of seed 004's "about 300 FLOPs per byte".
+SEED_GPU_ID = "h100-sxm"
+
+BOUND_WORDS = {"compute": "prefill_decode.bound_compute", "memory": "prefill_decode.bound_memory"}
+
+model = ui.current_model()
+gpu = ui.current_gpu()
+
+
+def tex(formatted: str) -> str:
+    """A number with its unit, formatted by kvcore, as LaTeX: '989.4\\ \\text{TFLOP/s}' (decimal comma in pt)."""
+    number, unit = ui.num(formatted).split(" ", 1)
+    return number.replace(",", "{,}") + r"\ \text{" + unit + "}"
+
+
+def tex_fraction(value: float) -> str:
+    """An efficiency such as 0.5 as LaTeX ('0{,}5' in Portuguese)."""
+    return latex_number(value, lang=ui.language())
+
+
+def money(amount: float) -> str:
+    """An amount of money in the price's currency: 3 decimals below 1, else 2."""
+    return t("prefill_decode.money", amount=ui.num(f"{amount:,.{3 if amount < 1 else 2}f}"))
+
+
+def times(ratio: float) -> str:
+    """A ratio such as '183×' or '4.6×'."""
+    return ui.num(f"{ratio:,.{1 if ratio < 10 else 0}f}×")
+
+
+def roofline_symbolic(name: str, flops: str, moved: str) -> str:
+    """A phase's time on the roofline, in symbols (`flops` and `moved` are LaTeX)."""
+    return (
+        rf"\text{{{name}}} = \max\left(\frac{{{flops}}}{{P \cdot \text{{MFU}}}},\ "
+        rf"\frac{{{moved}}}{{BW \cdot \text{{MBU}}}}\right)"
+    )
+
+
+def roofline_substituted(
+    name: str,
+    *,
+    flops: float,
+    moved: float,
+    peak: float,
+    bandwidth: float,
+    mfu: float,
+    mbu: float,
+    compute_s: float,
+    memory_s: float,
+    result_s: float,
+) -> str:
+    """The same with the page's numbers, one line per term so it fits a phone (LaTeX)."""
+    compute, memory = tex(format_seconds(compute_s)), tex(format_seconds(memory_s))
+    peak_tex, bandwidth_tex = tex(format_flops(peak)), tex(format_bandwidth(bandwidth, decimals=3))
+    flops_tex, moved_tex = tex(units.format_flop(flops)), tex(format_bytes_decimal(moved))
+    return (
+        r"\begin{aligned}"
+        rf"t_\text{{compute}} &= \frac{{{flops_tex}}}{{{peak_tex} \cdot {tex_fraction(mfu)}}}"
+        rf" = {compute} \\"
+        rf"t_\text{{memory}} &= \frac{{{moved_tex}}}{{{bandwidth_tex} \cdot {tex_fraction(mbu)}}}"
+        rf" = {memory} \\"
+        rf"\text{{{name}}} &= \max({compute},\ {memory}) = \mathbf{{{tex(format_seconds(result_s))}}}"
+        r"\end{aligned}"
+    )
+
+
+lesson.header(t("prefill_decode.title"), t("prefill_decode.intro", model=model.name, gpu=gpu.name))
+
+prompt_high = min(LONGEST_PROMPT_TOKENS, model.max_position_embeddings)
+lesson.presets(
+    [
+        lesson.Preset(
+            label=t("prefill_decode.preset_chat"),
+            help=t("prefill_decode.preset_chat_help"),
+            values={"model": "llama-3.1-8b", "gpu": "h100-sxm", "pd_prompt": 1024, "pd_output": 300, "pd_batch": 1},
+        ),
+        lesson.Preset(
+            label=t("prefill_decode.preset_summary"),
+            help=t("prefill_decode.preset_summary_help"),
+            values={"model": "llama-3.1-8b", "gpu": "h100-sxm", "pd_prompt": 32768, "pd_output": 500, "pd_batch": 1},
+        ),
+        lesson.Preset(
+            label=t("prefill_decode.preset_batch"),
+            help=t("prefill_decode.preset_batch_help"),
+            values={"model": "llama-3.1-8b", "gpu": "h100-sxm", "pd_prompt": 1024, "pd_output": 300, "pd_batch": 64},
+        ),
+        lesson.Preset(
+            label=t("prefill_decode.preset_ridge"),
+            help=t("prefill_decode.preset_ridge_help"),
+            values={
+                "model": "llama-3.1-70b",
+                "gpu": SEED_GPU_ID,
+                "pd_prompt": 1024,
+                "pd_output": 300,
+                "pd_batch": 1,
+                "pd_weights": "bf16",
+                "pd_mfu": 1.0,
+                "pd_mbu": 1.0,
+            },
+        ),
+    ],
+    key="pd_presets",
+)
+
+controls, results = st.columns([1, 2], gap="large")
+
+with controls:
+    prompt_tokens = lesson.slider(
+        t("prefill_decode.prompt"),
+        key="pd_prompt",
+        min_value=128,
+        max_value=prompt_high,
+        value=min(1024, prompt_high // 2),
+        step=128,
+        help=t("prefill_decode.prompt_help", maximum=ui.num(format_tokens(model.max_position_embeddings))),
+    )
+    output_tokens = lesson.slider(
+        t("prefill_decode.output"),
+        key="pd_output",
+        min_value=10,
+        max_value=4000,
+        value=300,
+        step=10,
+        help=t("prefill_decode.output_help"),
+    )
+    batch = lesson.slider(
+        t("prefill_decode.batch"),
+        key="pd_batch",
+        min_value=1,
+        max_value=256,
+        value=1,
+        help=t("prefill_decode.batch_help"),
+    )
+    with lesson.secondary():
+        weights_dtype = lesson.choice(
+            t("prefill_decode.weights"),
+            key="pd_weights",
+            options=WEIGHTS_DTYPES,
+            default="bf16",
+            help=t("prefill_decode.weights_help"),
+        )
+        mfu = lesson.slider(
+            t("prefill_decode.mfu"),
+            key="pd_mfu",
+            min_value=0.05,
+            max_value=1.0,
+            value=0.5,
+            step=0.05,
+            help=t("prefill_decode.mfu_help"),
+        )
+        mbu = lesson.slider(
+            t("prefill_decode.mbu"),
+            key="pd_mbu",
+            min_value=0.05,
+            max_value=1.0,
+            value=0.8,
+            step=0.05,
+            help=t("prefill_decode.mbu_help"),
+        )
+
+try:
+    weight_bytes_per_param = kvcore.bytes_per_value(weights_dtype)
+    sizes = {"weight_bytes_per_param": weight_bytes_per_param, "kv_bytes_per_value": kvcore.bytes_per_value(KV_DTYPE)}
+    peak = phases.matmul_peak_flop_per_s(gpu, weights_dtype=weights_dtype)
+    bandwidth = gpu.bandwidth_bytes_per_s
+    timeline = phases.request_timeline(
+        model,
+        prompt_tokens=prompt_tokens,
+        output_tokens=output_tokens,
+        batch=batch,
+        peak_flop_per_s=peak,
+        bandwidth_bytes_per_s=bandwidth,
+        mfu=mfu,
+        mbu=mbu,
+        **sizes,
+    )
+    ridge = kvcore.ridge_point(peak_flop_per_s=peak, bandwidth_bytes_per_s=bandwidth)
+    knee = phases.effective_ridge_point(peak_flop_per_s=peak, bandwidth_bytes_per_s=bandwidth, mfu=mfu, mbu=mbu)
+    seed_gpu = ui.gpus()[SEED_GPU_ID]
+    seed_ridge = kvcore.ridge_point(
+        peak_flop_per_s=seed_gpu.bf16_dense_flop_per_s, bandwidth_bytes_per_s=seed_gpu.bandwidth_bytes_per_s
+    )
+    seed_fp8_ridge = kvcore.ridge_point(
+        peak_flop_per_s=phases.matmul_peak_flop_per_s(seed_gpu, weights_dtype="fp8"),
+        bandwidth_bytes_per_s=seed_gpu.bandwidth_bytes_per_s,
+    )
+
+    # Prefill: the whole prompt at once.
+    prefill_flops = float(kvcore.prefill_flops(model, prompt_tokens=prompt_tokens))
+    prefill_moved = float(kvcore.prefill_bytes(model, prompt_tokens=prompt_tokens, **sizes))
+    prefill_compute_s = float(phases.compute_time_s(prefill_flops, peak_flop_per_s=peak, mfu=mfu))
+    prefill_memory_s = float(phases.memory_time_s(prefill_moved, bandwidth_bytes_per_s=bandwidth, mbu=mbu))
+    prefill_intensity = float(phases.prefill_intensity_flop_per_byte(model, prompt_tokens=prompt_tokens, **sizes))
+
+    # Decode: the step in the middle of the answer stands for every step.
+    step_context = float(phases.mean_decode_context_tokens(prompt_tokens=prompt_tokens, output_tokens=output_tokens))
+    step_flops = float(kvcore.decode_flops_per_step(model, context_tokens=step_context, batch=batch))
+    step_read = kvcore.decode_bytes_per_step(model, context_tokens=step_context, batch=batch, **sizes)
+    step_moved = float(step_read.total)
+    step_compute_s = float(phases.compute_time_s(step_flops, peak_flop_per_s=peak, mfu=mfu))
+    step_memory_s = float(phases.memory_time_s(step_moved, bandwidth_bytes_per_s=bandwidth, mbu=mbu))
+    step_s = float(
+        phases.roofline_time_s(
+            step_flops, step_moved, peak_flop_per_s=peak, bandwidth_bytes_per_s=bandwidth, mfu=mfu, mbu=mbu
+        )
+    )
+    decode_intensity = float(
+        phases.decode_intensity_flop_per_byte(model, context_tokens=step_context, batch=batch, **sizes)
+    )
+    below_ridge = float(phases.times_below_ridge(decode_intensity, ridge))
+
+    # Throughput and the user's view.
+    user_rate = float(phases.decode_tokens_per_s(1, timeline.mean_tpot_s))
+    output_rate = float(phases.decode_tokens_per_s(batch, timeline.mean_tpot_s))
+    input_rate = float(phases.prefill_tokens_per_s(prompt_tokens, timeline.ttft_s))
+
+    # Memory: does it fit on one GPU?
+    weights = kvcore.model_weights_bytes(model, bytes_per_param=weight_bytes_per_param)
+    kv_room = kvcore.kv_budget_bytes(memory_bytes=gpu.memory_bytes, utilization=1.0, weights_bytes=weights)
+    final_context = float(phases.request_context_tokens(prompt_tokens=prompt_tokens, output_tokens=output_tokens))
+    cache = float(
+        kvcore.kv_cache_bytes(
+            model, context_tokens=final_context, concurrency=batch, bytes_per_value=sizes["kv_bytes_per_value"]
+        )
+    )
+except ValueError as error:
+    st.error(t("error.bad_combination", detail=str(error)))
+    st.stop()
+
+prefill_bound = kvcore.bound_by(prefill_intensity, knee)
+decode_bound = kvcore.bound_by(decode_intensity, knee)
+usage = kvcore.MemoryBreakdown(weights_bytes=weights, kv_cache_bytes=cache, overhead_bytes=0.0)
+weights_only = kvcore.MemoryBreakdown(weights_bytes=weights, kv_cache_bytes=0.0, overhead_bytes=0.0)
+
+with results:
+    row = st.columns(3)
+    row[0].metric(
+        t("prefill_decode.metric_ttft"),
+        ui.num(format_seconds(timeline.ttft_s)),
+        help=t("prefill_decode.metric_ttft_help"),
+    )
+    row[1].metric(
+        t("prefill_decode.metric_tpot"),
+        ui.num(format_seconds(timeline.mean_tpot_s)),
+        help=t("prefill_decode.metric_tpot_help"),
+    )
+    row[2].metric(
+        t("prefill_decode.metric_total"),
+        ui.num(format_seconds(timeline.total_s)),
+        help=t("prefill_decode.metric_total_help", output=ui.num(format_tokens(output_tokens))),
+    )
+    row = st.columns(3)
+    row[0].metric(
+        t("prefill_decode.metric_user_rate"),
+        ui.num(units.format_quantity(user_rate)),
+        help=t("prefill_decode.metric_user_rate_help"),
+    )
+    row[1].metric(
+        t("prefill_decode.metric_output_rate"),
+        ui.num(units.format_quantity(output_rate)),
+        help=t("prefill_decode.metric_output_rate_help", users=ui.plural("users.count", batch)),
+    )
+    row[2].metric(
+        t("prefill_decode.metric_ridge"),
+        ui.num(units.format_quantity(ridge)),
+        help=t("prefill_decode.metric_ridge_help"),
+    )
+
+    if not weights_only.fits(gpu.memory_bytes):
+        st.warning(
+            t("prefill_decode.weights_do_not_fit", weights=lesson.mem(weights), memory=lesson.mem(gpu.memory_bytes))
+        )
+    elif not usage.fits(gpu.memory_bytes):
+        st.warning(
+            t(
+                "prefill_decode.cache_does_not_fit",
+                cache=lesson.mem(cache),
+                users=ui.plural("users.count", batch),
+                room=lesson.mem(kv_room),
+            )
+        )
+    if final_context > model.max_position_embeddings:
+        st.warning(
+            t(
+                "prefill_decode.beyond_window",
+                context=ui.num(format_tokens(final_context)),
+                maximum=ui.num(format_tokens(model.max_position_embeddings)),
+            )
+        )
+    if weights_dtype == "fp8" and not gpu.has_fp8:
+        st.caption(t("prefill_decode.no_fp8", gpu=gpu.name))
+
+    roofline_labels = {
+        "title": t("prefill_decode.roofline_title"),
+        "subtitle": t("prefill_decode.roofline_subtitle", model=model.name, gpu=gpu.name),
+        "x_title": t("prefill_decode.intensity_axis"),
+        "y_title": t("prefill_decode.throughput_axis"),
+        "roof": t("prefill_decode.roof"),
+        "real_roof": t("prefill_decode.real_roof", mfu=ui.num(f"{mfu:g}"), mbu=ui.num(f"{mbu:g}")),
+        "ridge": t("prefill_decode.ridge_annotation", ridge=ui.num(units.format_flop_per_byte(ridge))),
+        "knee": t("prefill_decode.knee_label", knee=ui.num(units.format_flop_per_byte(knee))),
+        "prefill": t("prefill_decode.prefill"),
+        "decode": t("prefill_decode.decode"),
+        "prefill_bound": t(BOUND_WORDS[prefill_bound]),
+        "decode_bound": t(BOUND_WORDS[decode_bound]),
+    }
+    lesson.chart(
+        roofline_figure(
+            peak_flop_per_s=peak,
+            bandwidth_bytes_per_s=bandwidth,
+            mfu=mfu,
+            mbu=mbu,
+            prefill_intensity=prefill_intensity,
+            decode_intensity=decode_intensity,
+            labels=roofline_labels,
+            separators=ui.separators(),
+        ),
+        key="pd_roofline",
+    )
+
+st.markdown(
+    t(
+        "prefill_decode.roofline_reading",
+        prompt=ui.num(format_tokens(prompt_tokens)),
+        prefill=ui.num(units.format_flop_per_byte(prefill_intensity)),
+        prefill_bound=t(BOUND_WORDS[prefill_bound]),
+        decode=ui.num(units.format_flop_per_byte(decode_intensity)),
+        decode_bound=t(BOUND_WORDS[decode_bound]),
+        below=times(below_ridge),
+        users=ui.plural("users.count", batch),
+        knee=ui.num(units.format_flop_per_byte(knee)),
+    )
+)
+st.markdown(
+    t(
+        "prefill_decode.seed_ridge",
+        gpu=seed_gpu.name,
+        peak=ui.num(format_flops(seed_gpu.bf16_dense_flop_per_s)),
+        bandwidth=ui.num(format_bandwidth(seed_gpu.bandwidth_bytes_per_s)),
+        ridge=ui.num(units.format_flop_per_byte(seed_ridge)),
+        fp8_ridge=ui.num(units.format_flop_per_byte(seed_fp8_ridge)),
+    )
+)
+if prefill_bound == "memory":
+    st.info(
+        t(
+            "prefill_decode.short_prompt",
+            ttft=ui.num(format_seconds(timeline.ttft_s)),
+            tpot=ui.num(format_seconds(timeline.mean_tpot_s)),
+        ),
+        icon=":material/lightbulb:",
+    )
+
+st.subheader(t("prefill_decode.formula_title"))
+roof = {"peak": peak, "bandwidth": bandwidth, "mfu": mfu, "mbu": mbu}
+st.markdown(t("prefill_decode.formula_ttft_legend", prompt=ui.num(format_tokens(prompt_tokens))))
+lesson.formula(
+    roofline_symbolic("TTFT", r"\text{FLOPs}", r"\text{bytes}"),
+    roofline_substituted(
+        "TTFT",
+        flops=prefill_flops,
+        moved=prefill_moved,
+        **roof,
+        compute_s=prefill_compute_s,
+        memory_s=prefill_memory_s,
+        result_s=timeline.ttft_s,
+    ),
+)
+st.markdown(
+    t(
+        "prefill_decode.formula_tpot_legend",
+        context=ui.num(format_tokens(step_context)),
+        users=ui.plural("users.count", batch),
+        weights=lesson.mem(float(step_read.weights_bytes)),
+        kv=lesson.mem(float(step_read.kv_bytes)),
+    )
+)
+lesson.formula(
+    roofline_symbolic("TPOT", r"\text{FLOPs}_\text{step}", r"\text{bytes}_\text{step}"),
+    roofline_substituted(
+        "TPOT",
+        flops=step_flops,
+        moved=step_moved,
+        **roof,
+        compute_s=step_compute_s,
+        memory_s=step_memory_s,
+        result_s=step_s,
+    ),
+)
+st.markdown(t("prefill_decode.formula_ridge_legend"))
+lesson.formula(
+    r"\text{ridge} = \frac{P}{BW}",
+    rf"\text{{ridge}} = \frac{{{tex(format_flops(peak))}}}{{{tex(format_bandwidth(bandwidth, decimals=3))}}}"
+    rf" = \mathbf{{{tex(units.format_flop_per_byte(ridge))}}}",
+)
+st.caption(t("prefill_decode.formula_units"))
+
+st.subheader(t("prefill_decode.timeline_title"))
+st.markdown(
+    t(
+        "prefill_decode.timeline_text",
+        ttft=ui.num(format_seconds(timeline.ttft_s)),
+        tpot=ui.num(format_seconds(timeline.mean_tpot_s)),
+        output=ui.num(format_tokens(output_tokens)),
+        total=ui.num(format_seconds(timeline.total_s)),
+    )
+)
+lesson.chart(
+    timeline_figure(
+        arrival_s=timeline.arrival_s,
+        ttft_s=timeline.ttft_s,
+        labels={
+            "title": t("prefill_decode.timeline_chart_title"),
+            "subtitle": t(
+                "prefill_decode.timeline_chart_subtitle",
+                prompt=ui.num(format_tokens(prompt_tokens)),
+                output=ui.num(format_tokens(output_tokens)),
+            ),
+            "x_title": t("prefill_decode.time_axis"),
+            "y_title": t("prefill_decode.received_axis"),
+            "tokens": t("prefill_decode.tokens"),
+            "prefill": t("prefill_decode.prefill_band"),
+            "first_token": t("prefill_decode.first_token"),
+        },
+        separators=ui.separators(),
+    ),
+    key="pd_timeline",
+)
+
+st.subheader(t("prefill_decode.batch_title"))
+st.markdown(
+    t(
+        "prefill_decode.batch_text",
+        users=ui.plural("users.count", batch),
+        decode=ui.num(units.format_flop_per_byte(decode_intensity)),
+        output_rate=ui.num(units.format_tokens_per_s(output_rate)),
+        user_rate=ui.num(units.format_tokens_per_s(user_rate)),
+    )
+)
+lesson.chart(
+    batch_intensity_figure(
+        model=model,
+        context_tokens=step_context,
+        batch=batch,
+        ridge=ridge,
+        labels={
+            "title": t("prefill_decode.batch_chart_title"),
+            "subtitle": t(
+                "prefill_decode.batch_chart_subtitle",
+                model=model.name,
+                context=ui.num(format_tokens(step_context)),
+            ),
+            "x_title": t("prefill_decode.batch_axis"),
+            "y_title": t("prefill_decode.intensity_axis"),
+            "decode": t("prefill_decode.decode"),
+            "ridge": t("prefill_decode.ridge_label", ridge=ui.num(units.format_flop_per_byte(ridge))),
+            "current": t("prefill_decode.your_batch"),
+            "batch": t("prefill_decode.batch_word"),
+        },
+        separators=ui.separators(),
+        **sizes,
+    ),
+    key="pd_batch_chart",
+)
+
+st.subheader(t("prefill_decode.cost_title"))
+st.markdown(t("prefill_decode.cost_intro"))
+price_column, cost_column = st.columns([1, 2], gap="large")
+with price_column:
+    price = lesson.slider(
+        t("prefill_decode.price"),
+        key="pd_price",
+        min_value=0.1,
+        max_value=20.0,
+        value=2.5,
+        step=0.1,
+        help=t("prefill_decode.price_help"),
+    )
+try:
+    input_cost = float(phases.cost_per_million_tokens(input_rate, price_per_gpu_hour=price))
+    output_cost = float(phases.cost_per_million_tokens(output_rate, price_per_gpu_hour=price))
+    ratio = float(phases.output_to_input_cost_ratio(input_tokens_per_s=input_rate, output_tokens_per_s=output_rate))
+except ValueError as error:
+    st.error(t("error.bad_combination", detail=str(error)))
+    st.stop()
+with cost_column:
+    row = st.columns(3)
+    row[0].metric(
+        t("prefill_decode.metric_input_cost"),
+        money(input_cost),
+        help=t("prefill_decode.metric_input_cost_help", rate=ui.num(units.format_tokens_per_s(input_rate))),
+    )
+    row[1].metric(
+        t("prefill_decode.metric_output_cost"),
+        money(output_cost),
+        help=t("prefill_decode.metric_output_cost_help", rate=ui.num(units.format_tokens_per_s(output_rate))),
+    )
+    row[2].metric(t("prefill_decode.metric_ratio"), times(ratio), help=t("prefill_decode.metric_ratio_help"))
+st.markdown(
+    t(
+        "prefill_decode.cost_text",
+        input_rate=ui.num(units.format_tokens_per_s(input_rate)),
+        output_rate=ui.num(units.format_tokens_per_s(output_rate)),
+        ratio=times(ratio),
+        users=ui.plural("users.count", batch),
+    )
+)
+lesson.takeaway(t("prefill_decode.takeaway"))

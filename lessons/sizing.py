@@ -1,5 +1,434 @@
-"""Placeholder while the lesson is being written (replaced before this issue lands)."""
+"""Sizing a server: seed 000's rule step by step, context per user, and the preemption alarm.
+
+Widgets → kvcore → figures → text. Every number shown comes from a kvcore call.
+
+All memory figures are per GPU: with tensor parallelism each GPU holds 1/tp of the
+weights and its share of the KV heads of every token, so the pool's tokens are the
+server's (MLA latents are replicated on every GPU instead).
+"""
 
 import streamlit as st
 
-st.title("sizing")
+import kvcore
+import ui
+from charts.sizing import context_per_user_figure, sizing_waterfall_figure
+from kvcore.sizing import fitting_context_tokens, pool_headroom, pool_share, preemption_risk, sizing_steps
+from kvcore.units import GiB, format_bytes, format_bytes_decimal, format_tokens
+from ui import lesson, t
+from ui.formula import latex_number
+
+KV_DTYPES = ("bf16", "fp16", "fp8", "int8")
+#: Weight formats offered; the model's own (models.csv's weights_dtype) is added and is the default.
+WEIGHTS_DTYPES = ("bf16", "fp8", "int8", "int4")
+TP_SIZES = (1, 2, 4, 8)
+MAX_USERS = 256
+DEFAULT_OVERHEAD_GIB = 1.0
+#: Seed 000's long user: "one user with 128 thousand tokens takes half the server".
+LONG_USER_TOKENS = 131072
+#: Seed 000's dashboard: a "max context" of 262,144 tokens (all live sequences together).
+DASHBOARD_TOKENS = 262144
+#: Seed 000's outage, as the seed counts it: a 12 GB card, a 9 GB model, 40-page PDFs of ~20k tokens
+#: (20,480 tokens = 2.5 GiB at 128 KiB/token, the seed's "about 2.5 GiB"), K and V in FP16.
+SEED_STORY = {"model": "llama-3.1-8b", "card_gib": 12, "model_gib": 9, "pdf_tokens": 20480, "kv_dtype": "fp16"}
+#: The same outage with real figures: Llama 3.1 8B in INT8 (7.48 GiB) plus 1.5 GiB of overhead is the
+#: seed's "9 GB", on the 12 GiB RTX 3060, with vLLM's default u = 0.90.
+PDF_PRESET = {
+    "model": "llama-3.1-8b",
+    "gpu": "rtx-3060-12gb",
+    "sz_utilization": 0.90,
+    "sz_users": 2,
+    "sz_context": 20480,
+    "sz_kv_dtype": "fp16",
+    "sz_weights_dtype": "int8",
+    "sz_overhead": 1.5,
+    "sz_tp": 1,
+}
+
+model = ui.current_model()
+gpu = ui.current_gpu()
+
+lesson.header(t("sizing.title"), t("sizing.intro"))
+lesson.presets(
+    [
+        lesson.Preset(
+            label=t("sizing.preset_pdf"),
+            help=t("sizing.preset_pdf_help"),
+            values=PDF_PRESET,
+        ),
+        lesson.Preset(
+            label=t("sizing.preset_dashboard"),
+            help=t("sizing.preset_dashboard_help"),
+            values={
+                "model": "llama-3.1-70b",
+                "gpu": "h100-sxm",
+                "sz_utilization": 0.88,
+                "sz_users": 16,
+                "sz_context": 8192,
+                "sz_kv_dtype": "bf16",
+                "sz_weights_dtype": "fp8",
+                "sz_overhead": 1.0,
+                "sz_tp": 2,
+            },
+        ),
+        lesson.Preset(
+            label=t("sizing.preset_long_user"),
+            help=t("sizing.preset_long_user_help"),
+            values={
+                "model": "llama-3.1-70b",
+                "gpu": "h100-sxm",
+                "sz_utilization": 0.88,
+                "sz_users": 1,
+                "sz_context": LONG_USER_TOKENS,
+                "sz_kv_dtype": "bf16",
+                "sz_weights_dtype": "fp8",
+                "sz_overhead": 1.0,
+                "sz_tp": 2,
+            },
+        ),
+    ],
+    key="sz_presets",
+)
+
+controls, results = st.columns([1, 2], gap="large")
+
+with controls:
+    utilization = lesson.slider(
+        t("sizing.utilization"),
+        key="sz_utilization",
+        min_value=0.50,
+        max_value=0.98,
+        value=0.90,
+        step=0.01,
+        help=t("sizing.utilization_help"),
+    )
+    users = lesson.slider(
+        t("sizing.users"), key="sz_users", min_value=1, max_value=MAX_USERS, value=4, help=t("sizing.users_help")
+    )
+    low, high, step, default_context = ui.context_range(model)
+    context_tokens = lesson.slider(
+        t("sizing.context"),
+        key="sz_context",
+        min_value=low,
+        max_value=high,
+        value=default_context,
+        step=step,
+        help=t("sizing.context_help", maximum=ui.num(format_tokens(high))),
+    )
+    kv_dtype = lesson.choice(t("sizing.kv_dtype"), key="sz_kv_dtype", options=KV_DTYPES, default="bf16")
+    weights_dtype = lesson.choice(
+        t("sizing.weights_dtype"),
+        key="sz_weights_dtype",
+        options=WEIGHTS_DTYPES if model.weights_dtype in WEIGHTS_DTYPES else (*WEIGHTS_DTYPES, model.weights_dtype),
+        default=model.weights_dtype,
+        help=t("sizing.weights_help", dtype=model.weights_dtype),
+    )
+    with lesson.secondary():
+        overhead_gib = lesson.slider(
+            t("sizing.overhead"),
+            key="sz_overhead",
+            min_value=0.0,
+            max_value=8.0,
+            value=DEFAULT_OVERHEAD_GIB,
+            step=0.25,
+            help=t("sizing.overhead_help"),
+        )
+        tp = lesson.select_slider(t("sizing.tp"), key="sz_tp", options=TP_SIZES, value=1, help=t("sizing.tp_help"))
+
+decimal = lesson.memory_unit() == "GB"
+format_size = format_bytes_decimal if decimal else format_bytes
+overhead = overhead_gib * GiB  # the slider speaks GiB; kvcore speaks bytes
+try:
+    kv_bytes_per_value = kvcore.bytes_per_value(kv_dtype)
+    weights = kvcore.model_weights_bytes(model, bytes_per_param=kvcore.bytes_per_value(weights_dtype), tp=tp)
+    steps = sizing_steps(
+        model,
+        memory_bytes=gpu.memory_bytes,
+        utilization=utilization,
+        weights_bytes=weights,
+        overhead_bytes=overhead,
+        concurrency=users,
+        bytes_per_value=kv_bytes_per_value,
+        tp=tp,
+    )
+    demand = float(
+        kvcore.kv_cache_bytes(
+            model, context_tokens=context_tokens, concurrency=users, bytes_per_value=kv_bytes_per_value, tp=tp
+        )
+    )
+    sequence = float(
+        kvcore.sequence_kv_bytes(model, context_tokens=context_tokens, bytes_per_value=kv_bytes_per_value, tp=tp)
+    )
+    headroom = float(pool_headroom(kv_pool_bytes=steps.kv_pool_bytes, demanded_bytes=demand))
+    users_that_fit = int(kvcore.max_users(kv_budget_bytes=steps.kv_pool_bytes, sequence_bytes=sequence))
+    really_each = float(
+        fitting_context_tokens(
+            model, kv_pool_bytes=steps.kv_pool_bytes, concurrency=users, bytes_per_value=kv_bytes_per_value, tp=tp
+        )
+    )
+    long_tokens = min(LONG_USER_TOKENS, model.max_position_embeddings)
+    long_share, declared_share = pool_share(
+        model,
+        context_tokens=[long_tokens, model.max_position_embeddings],
+        kv_pool_bytes=steps.kv_pool_bytes,
+        bytes_per_value=kv_bytes_per_value,
+        tp=tp,
+    )
+    dashboard_pool = DASHBOARD_TOKENS * steps.bytes_per_token
+    dashboard_share = float(
+        pool_share(
+            model,
+            context_tokens=LONG_USER_TOKENS,
+            kv_pool_bytes=dashboard_pool,
+            bytes_per_value=kv_bytes_per_value,
+            tp=tp,
+        )
+    )
+except ValueError as error:
+    st.error(t("error.bad_combination", detail=str(error)))
+    st.stop()
+
+risk = preemption_risk(headroom)
+unit = lesson.memory_unit()
+tokens = ui.num(format_tokens(steps.pool_tokens))
+each = ui.num(format_tokens(steps.tokens_per_user))
+
+with results:
+    row = st.columns(2)
+    row[0].metric(t("sizing.metric_pool"), lesson.mem(steps.kv_pool_bytes), help=t("sizing.metric_pool_help"))
+    row[1].metric(t("sizing.metric_tokens"), tokens, help=t("sizing.metric_tokens_help"))
+    row = st.columns(2)
+    row[0].metric(
+        t("sizing.metric_each"), each, help=t("sizing.metric_each_help", users=ui.plural("users.count", users))
+    )
+    row[1].metric(
+        t("sizing.metric_fit", context=ui.num(format_tokens(context_tokens))),
+        users_that_fit,
+        help=t("sizing.metric_fit_help"),
+    )
+
+    figure = sizing_waterfall_figure(
+        steps=steps,
+        separators=ui.separators(),
+        unit_bytes=lesson.memory_unit_bytes(),
+        unit=unit,
+        labels={
+            "title": t("sizing.waterfall_title"),
+            "subtitle": t(
+                "sizing.waterfall_subtitle",
+                gpu=gpu.name,
+                model=model.name,
+                weights=weights_dtype,
+                kv=kv_dtype,
+                gpus=ui.plural("sizing.gpus", tp),
+            ),
+            "y_title": t("sizing.waterfall_axis", unit=unit),
+            "vram": t("sizing.bar_vram"),
+            "held_back": t("sizing.bar_held_back", u=ui.num(f"{utilization:.2f}")),
+            "weights": t("chart.weights"),
+            "overhead": t("sizing.bar_overhead"),
+            "pool": t("sizing.bar_pool"),
+        },
+    )
+    lesson.chart(figure, key="sz_waterfall")
+
+# ---------------------------------------------------------------- the alarm
+
+alarm = {
+    "users": ui.plural("users.count", users),
+    "context": ui.num(format_tokens(context_tokens)),
+    "demand": lesson.mem(demand),
+    "pool": lesson.mem(max(steps.kv_pool_bytes, 0.0)),
+    "percent": ui.num(f"{1 / headroom:.0%}") if headroom > 0 else "∞",
+    "fit": users_that_fit,
+}
+if not steps.fits:
+    st.warning(
+        t(
+            "sizing.alarm_no_pool",
+            weights=lesson.mem(steps.weights_bytes),
+            overhead=lesson.mem(steps.overhead_bytes),
+            usable=lesson.mem(steps.usable_bytes),
+        ),
+        icon=":material/block:",
+    )
+elif risk == "preempts":
+    st.error(t("sizing.alarm_preempts", **alarm), icon=":material/notifications_active:")
+elif risk == "at_limit":
+    st.warning(t("sizing.alarm_at_limit", **alarm), icon=":material/warning:")
+else:
+    st.success(t("sizing.alarm_fits", **alarm), icon=":material/check_circle:")
+
+lesson.takeaway(t("sizing.takeaway"))
+
+# ---------------------------------------------------------------- the rule, step by step
+
+st.subheader(t("sizing.steps_title"))
+st.markdown(
+    t(
+        "sizing.steps",
+        gpu=gpu.name,
+        vram=lesson.mem(steps.memory_bytes),
+        u=ui.num(f"{utilization:.2f}"),
+        usable=lesson.mem(steps.usable_bytes),
+        held_back=lesson.mem(steps.held_back_bytes),
+        weights=lesson.mem(steps.weights_bytes),
+        weights_dtype=weights_dtype,
+        overhead=lesson.mem(steps.overhead_bytes),
+        pool=lesson.mem(steps.kv_pool_bytes),
+        per_token=ui.num(format_size(steps.bytes_per_token)),
+        tokens=tokens,
+        users=ui.plural("users.count", users),
+        each=each,
+    )
+)
+if tp > 1:
+    st.caption(t("sizing.tp_note", gpus=tp))
+
+
+def latex_size(num_bytes: float, *, binary_units: bool = False) -> str:
+    """A size as LaTeX: '14{,}96\\ \\text{GiB}' (the language's decimal mark, the chosen unit)."""
+    text = ui.num(format_size(num_bytes)) if binary_units else lesson.mem(num_bytes)
+    number, unit_text = text.rsplit(" ", 1)
+    return number.replace(",", "{,}") + r"\ \text{" + unit_text + "}"
+
+
+lang = ui.language()
+lesson.formula(
+    t("sizing.formula_symbolic"),
+    r"\frac{"
+    + rf"{latex_size(steps.memory_bytes)} \cdot {latex_number(round(utilization, 2), lang)}"
+    + rf" - {latex_size(steps.weights_bytes)} - {latex_size(steps.overhead_bytes)}"
+    + r"}{"
+    + latex_size(steps.bytes_per_token, binary_units=True)
+    + r"} = \mathbf{"
+    + latex_number(steps.pool_tokens, lang)
+    + r"}",
+)
+lesson.formula(
+    t("sizing.formula_each_symbolic"),
+    rf"\frac{{{latex_number(steps.pool_tokens, lang)}}}{{{users}}}"
+    + rf" = \mathbf{{{latex_number(steps.tokens_per_user, lang)}}}",
+)
+if abs(really_each - steps.tokens_per_user) > max(1.0, 0.01 * steps.tokens_per_user) and steps.fits:
+    st.info(
+        t(
+            "sizing.architecture_note",
+            model=model.name,
+            each=each,
+            really=ui.num(format_tokens(really_each)),
+            attention=model.attention_type,
+        ),
+        icon=":material/architecture:",
+    )
+
+# ---------------------------------------------------------------- context per user against users
+
+st.subheader(t("sizing.users_title"))
+st.markdown(t("sizing.users_text"))
+users_figure = context_per_user_figure(
+    model=model,
+    steps=steps,
+    expected_context_tokens=context_tokens,
+    bytes_per_value=kv_bytes_per_value,
+    tp=tp,
+    separators=ui.separators(),
+    labels={
+        "title": t("sizing.users_chart_title"),
+        "subtitle": t("sizing.users_chart_subtitle", model=model.name, gpu=gpu.name, tokens=tokens),
+        "x_title": t("sizing.users_axis"),
+        "y_title": t("sizing.context_axis"),
+        "seed_rule": t("sizing.curve_seed_rule"),
+        "fitting": t("sizing.curve_fitting", maximum=ui.num(format_tokens(model.max_position_embeddings))),
+        "expected": t("sizing.curve_expected"),
+        "current": t("sizing.curve_current"),
+        "users_fit": t("sizing.curve_users_fit"),
+        "users": t("sizing.hover_users"),
+        "tokens": t("chart.tokens"),
+    },
+)
+lesson.chart(users_figure, key="sz_users_chart")
+
+# ---------------------------------------------------------------- the dashboard's "max context"
+
+st.subheader(t("sizing.dashboard_title"))
+shares = {
+    "tokens": tokens,
+    "long": ui.num(format_tokens(long_tokens)),
+    "long_share": ui.num(f"{long_share:.0%}") if steps.fits else "∞",
+    "declared": ui.num(format_tokens(model.max_position_embeddings)),
+    "declared_share": ui.num(f"{declared_share:.0%}") if steps.fits else "∞",
+}
+st.markdown(
+    t(
+        "sizing.dashboard_text",
+        seed_tokens=ui.num(format_tokens(DASHBOARD_TOKENS)),
+        seed_long=ui.num(format_tokens(LONG_USER_TOKENS)),
+        model=model.name,
+        seed_pool=lesson.mem(dashboard_pool),
+        seed_share=ui.num(f"{dashboard_share:.0%}"),
+        **shares,
+    )
+)
+st.markdown(t("sizing.declared_text", **shares))
+st.markdown(t("sizing.preemption_text"))
+
+# ---------------------------------------------------------------- seed 000's outage, recomputed
+
+st.subheader(t("sizing.story_title"))
+story_model = ui.models()[SEED_STORY["model"]]
+story_b = kvcore.bytes_per_value(SEED_STORY["kv_dtype"])
+story_pdf = float(
+    kvcore.sequence_kv_bytes(story_model, context_tokens=SEED_STORY["pdf_tokens"], bytes_per_value=story_b)
+)
+story_room = kvcore.kv_budget_bytes(
+    memory_bytes=SEED_STORY["card_gib"] * GiB, utilization=1.0, weights_bytes=SEED_STORY["model_gib"] * GiB
+)
+story_users = int(kvcore.max_users(kv_budget_bytes=story_room, sequence_bytes=story_pdf))
+st.markdown(
+    t(
+        "sizing.story_text",
+        model=story_model.name,
+        pdf_tokens=ui.num(format_tokens(SEED_STORY["pdf_tokens"])),
+        per_token=ui.num(format_bytes(kvcore.kv_bytes_per_token(story_model, bytes_per_value=story_b))),
+        pdf=ui.num(format_bytes(story_pdf)),
+        two=ui.num(format_bytes(2 * story_pdf)),
+        card=SEED_STORY["card_gib"],
+        model_size=SEED_STORY["model_gib"],
+        room=ui.num(format_bytes(story_room)),
+        fit=story_users,
+        next_user=story_users + 1,
+    )
+)
+real = sizing_steps(
+    story_model,
+    memory_bytes=ui.gpus()[PDF_PRESET["gpu"]].memory_bytes,
+    utilization=PDF_PRESET["sz_utilization"],
+    weights_bytes=kvcore.model_weights_bytes(
+        story_model, bytes_per_param=kvcore.bytes_per_value(PDF_PRESET["sz_weights_dtype"])
+    ),
+    overhead_bytes=PDF_PRESET["sz_overhead"] * GiB,
+    bytes_per_value=story_b,
+)
+st.markdown(
+    t(
+        "sizing.story_here",
+        gpu=ui.gpus()[PDF_PRESET["gpu"]].name,
+        weights=ui.num(format_bytes(real.weights_bytes)),
+        overhead=ui.num(format_bytes(real.overhead_bytes)),
+        both=ui.num(format_bytes(real.weights_bytes + real.overhead_bytes)),
+        u=ui.num(f"{real.utilization:.2f}"),
+        pool=ui.num(format_bytes(real.kv_pool_bytes)),
+        tokens=ui.num(format_tokens(real.pool_tokens)),
+        fit=int(kvcore.max_users(kv_budget_bytes=real.kv_pool_bytes, sequence_bytes=story_pdf)),
+        maximum=ui.num(format_tokens(story_model.max_position_embeddings)),
+        full=ui.num(
+            format_bytes(
+                float(
+                    kvcore.sequence_kv_bytes(
+                        story_model, context_tokens=story_model.max_position_embeddings, bytes_per_value=story_b
+                    )
+                )
+            )
+        ),
+    )
+)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import kvcore
 from i18n import localize_number
-from kvcore.units import format_bytes, format_tokens
+from kvcore.units import format_bytes, format_bytes_decimal, format_gb, format_gib, format_tokens
 
 #: The course's formula (seed 000), in LaTeX.
 SYMBOLIC = r"\text{KV} = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot s \cdot B \cdot b"
@@ -81,12 +81,14 @@ def formula_terms(
     return terms
 
 
-def result_latex(num_bytes: float, lang: str = "en") -> str:
+def result_latex(num_bytes: float, lang: str = "en", *, decimal: bool = False) -> str:
     """'= 1.13\\ \\text{GiB}' for the right-hand side ('= 1{,}13 …' in Portuguese).
 
-    The unit follows the size (a 128-token window is MiB, not '0 GiB'); always binary.
+    The unit follows the size (a 128-token window is MiB, not '0 GiB'); binary, or
+    decimal (kB, MB, GB) when the learner chose decimal GB.
     """
-    number, unit = localize_number(format_bytes(num_bytes), lang).replace(",", "{,}").rsplit(" ", 1)
+    text = format_bytes_decimal(num_bytes) if decimal else format_bytes(num_bytes)
+    number, unit = localize_number(text, lang).replace(",", "{,}").rsplit(" ", 1)
     return r"= \mathbf{" + number + r"}\ \text{" + unit + "}"
 
 
@@ -108,3 +110,32 @@ def _substituted(
     else:
         factors = [n(layers), n(model.linear_state_values), big_b, n(kvcore.bytes_per_value(STATE_DTYPE))]
     return r" \cdot ".join(factors)
+
+
+def total_symbolic(*, total: str, weights: str, overhead: str) -> str:
+    """What one GPU holds, in words of the learner's language: 'Total = Weights + KV + Overhead'."""
+    return rf"\text{{{total}}} = \text{{{weights}}} + \text{{KV}} + \text{{{overhead}}}"
+
+
+def total_substituted(
+    *,
+    weights_bytes: float,
+    kv_bytes: float,
+    overhead_bytes: float,
+    total_bytes: float,
+    lang: str = "en",
+    decimal: bool = False,
+) -> str:
+    """'14{,}96\\ \\text{GiB} + 1\\ \\text{GiB} + … = \\mathbf{…}' with kvcore's parts and total, in GiB or decimal GB.
+
+    The total is passed in (kvcore's ``total_memory_bytes``), never added up here.
+    """
+
+    def size(num_bytes: float) -> str:
+        text = format_gb(num_bytes) if decimal else format_gib(num_bytes)
+        number, unit = localize_number(text, lang).replace(",", "{,}").rsplit(" ", 1)
+        return number + r"\ \text{" + unit + "}"
+
+    total_number, total_unit = size(total_bytes).split(r"\ ", 1)
+    parts = " + ".join(size(part) for part in (weights_bytes, kv_bytes, overhead_bytes))
+    return parts + r" = \mathbf{" + total_number + r"}\ " + total_unit

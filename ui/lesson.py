@@ -186,6 +186,7 @@ def choice(
         required=True,
         help=help,
         width="stretch",
+        wrap=True,
     )
     return default if chosen is None else chosen
 
@@ -281,8 +282,8 @@ _PRESENTATION_CSS = """
 [data-testid="stMain"] p, [data-testid="stMain"] li { font-size: 1.3rem; line-height: 1.5; }
 [data-testid="stMain"] h1 { font-size: 3rem; }
 [data-testid="stMain"] h2, [data-testid="stMain"] h3 { font-size: 2rem; }
-[data-testid="stMetricValue"] { font-size: 2.8rem; }
-[data-testid="stMetricLabel"] p { font-size: 1.2rem; }
+[data-testid="stMain"] [data-testid="stMetricValue"] p { font-size: 2.8rem; line-height: 1.2; }
+[data-testid="stMain"] [data-testid="stMetricLabel"] p { font-size: 1.2rem; }
 [data-testid="stMain"] .katex { font-size: 1.5em; }
 </style>
 """

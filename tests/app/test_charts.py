@@ -1,4 +1,4 @@
-"""The memory chart draws kvcore's numbers, with units on its axes."""
+"""The memory chart draws kvcore's numbers (weights, overhead, KV cache), with units on its axes."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ LABEL_KEYS = {
     "title": "nav.memory",
     "subtitle": "chart.memory_subtitle",
     "x_title": "chart.context_axis",
-    "y_title": "chart.memory_axis",
+    "y_title": "memory.chart_memory_axis",
     "weights": "chart.weights",
+    "overhead": "memory.chart_overhead",
     "kv_cache": "chart.kv_cache",
     "gpu_memory": "chart.gpu_memory",
     "runs_out": "chart.runs_out",
@@ -24,14 +25,14 @@ LABEL_KEYS = {
 }
 
 
-def labels(lang: str) -> dict[str, str]:
-    return {name: translate(lang, key, gpu="GPU", users=1) for name, key in LABEL_KEYS.items()}
+def labels(lang: str, unit: str = "GiB") -> dict[str, str]:
+    return {name: translate(lang, key, gpu="GPU", users=1, unit=unit) for name, key in LABEL_KEYS.items()}
 
 
 def figure_for(models, gpus, *, model_id="llama-3.1-8b", gpu_id="rtx-4090", lang="en", **knobs):
     return memory_vs_context_figure(
         model=models[model_id], gpu=gpus[gpu_id], context_tokens=knobs.pop("context_tokens", 8192),
-        labels=labels(lang), **knobs,
+        labels=labels(lang, knobs.get("unit", "GiB")), **knobs,
     )  # fmt: skip
 
 
@@ -119,3 +120,32 @@ def test_the_chart_uses_the_shared_template(models, gpus):
 def test_no_red_line_when_the_weights_alone_overflow(models, gpus):
     figure = figure_for(models, gpus, model_id="llama-3.1-405b", gpu_id="rtx-4090")
     assert red_line_tokens(figure) == []
+
+
+def test_the_overhead_layer_sits_between_the_weights_and_the_cache(models, gpus):
+    figure = figure_for(models, gpus, overhead_bytes=1.5 * kvcore.GiB)
+    names = [scatter.name for scatter in figure.data if scatter.stackgroup == "memory"]
+    assert names == [translate("en", "chart.weights"), translate("en", "memory.chart_overhead"), "KV cache"]
+    np.testing.assert_allclose(trace(figure, translate("en", "memory.chart_overhead")).y, 1.5)
+
+
+def test_the_red_line_leaves_room_for_the_overhead(models, gpus):
+    # 4 GiB of overhead come off the top before the cache: kvcore's budget says so, and so must the line.
+    model, gpu = models["llama-3.1-8b"], gpus["rtx-4090"]
+    budget = kvcore.kv_budget_bytes(
+        memory_bytes=gpu.memory_bytes,
+        utilization=1.0,
+        weights_bytes=kvcore.model_weights_bytes(model),
+        overhead_bytes=4 * kvcore.GiB,
+    )
+    [limit] = red_line_tokens(figure_for(models, gpus, overhead_bytes=4 * kvcore.GiB))
+    assert limit == kvcore.max_context_tokens(model, kv_budget_bytes=budget)
+
+
+def test_in_decimal_gb_every_curve_and_the_axis_use_gb(models, gpus):
+    figure = figure_for(models, gpus, gpu_id="h100-sxm", unit_bytes=kvcore.GB, unit="GB")
+    np.testing.assert_allclose(trace(figure, "GPU memory").y, gpus["h100-sxm"].memory_bytes / kvcore.GB)
+    weights = kvcore.model_weights_bytes(models["llama-3.1-8b"]) / kvcore.GB
+    np.testing.assert_allclose(trace(figure, translate("en", "chart.weights")).y, weights)
+    assert "(GB)" in figure.layout.yaxis.title.text
+    assert all(" GB<br>" in scatter.hovertemplate for scatter in figure.data)

@@ -1,0 +1,175 @@
+"""Bandwidth-limited decode: bytes read per step against context, and tokens/s against context."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+import kvcore
+from charts.style import COLORS, styled
+from kvcore.decode import crossover_context_tokens
+from kvcore.units import format_tokens
+
+#: Texts a caller must translate for ``bytes_per_step_figure`` (axis titles carry the units).
+BYTES_LABELS = ("title", "subtitle", "x_title", "y_title", "weights", "kv", "current", "crossover", "tokens", "step")
+#: Texts a caller must translate for ``tokens_per_s_figure``.
+RATE_LABELS = ("title", "subtitle", "x_title", "y_title", "per_user", "aggregate", "tokens", "rate")
+
+CURVE_POINTS = 256
+#: One colour per batch size in the rate chart (Okabe–Ito, after the weights/KV pair).
+BATCH_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9")
+
+
+def decode_context_axis(model: kvcore.ModelSpec, *, context_tokens: float, points: int = CURVE_POINTS) -> np.ndarray:
+    """Contexts the curves are drawn at: 1 … the model's maximum (or the chosen context, if longer)."""
+    return np.linspace(1.0, max(float(model.max_position_embeddings), float(context_tokens)), points)
+
+
+def bytes_per_step_figure(
+    *,
+    model: kvcore.ModelSpec,
+    context_tokens: float,
+    batch: int,
+    tp: int,
+    kv_bytes_per_value: float,
+    weight_bytes_per_param: float,
+    bandwidth_bytes_per_s: float,
+    efficiency: float,
+    unit_bytes: float,
+    unit: str,
+    labels: Mapping[str, str],
+    separators: str = ".,",
+) -> go.Figure:
+    """Stacked bytes one decode step reads over all GPUs (weights, then the batch's KV) against context.
+
+    Both areas are ``kvcore.decode_bytes_per_step`` divided by `unit_bytes` (GiB or GB,
+    named by `unit`); the hover adds the step time (``kvcore.decode_step_s``, ms).
+    A dotted line marks the chosen context, a solid one the crossover context
+    (``crossover_context_tokens``) when it lies on the chart.
+    """
+    contexts = decode_context_axis(model, context_tokens=context_tokens)
+    read = kvcore.decode_bytes_per_step(
+        model,
+        context_tokens=contexts,
+        batch=batch,
+        weight_bytes_per_param=weight_bytes_per_param,
+        kv_bytes_per_value=kv_bytes_per_value,
+        gpus=tp,
+    )
+    step_ms = 1e3 * kvcore.decode_step_s(
+        read.total, bandwidth_bytes_per_s=bandwidth_bytes_per_s, gpus=tp, efficiency=efficiency
+    )
+    figure = go.Figure()
+    for part, values, color in (
+        ("weights", read.weights_bytes, COLORS["weights"]),
+        ("kv", read.kv_bytes, COLORS["kv_cache"]),
+    ):
+        figure.add_trace(
+            go.Scatter(
+                x=contexts,
+                y=values / unit_bytes,
+                customdata=step_ms,
+                name=labels[part],
+                stackgroup="bytes",
+                mode="lines",
+                line={"color": color, "width": 0.5},
+                hovertemplate=(
+                    f"<b>{labels[part]}</b><br>%{{y:,.2f}} {unit}<br>%{{x:,.0f}} {labels['tokens']}"
+                    f"<br>{labels['step']}: %{{customdata:,.1f}} ms<extra></extra>"
+                ),
+            )
+        )
+    figure.add_vline(
+        x=float(context_tokens),
+        line={"color": COLORS["current"], "width": 2, "dash": "dot"},
+        annotation={"text": labels["current"], "font": {"color": COLORS["current"]}},
+        annotation_position="top left",
+    )
+    crossing = float(
+        crossover_context_tokens(
+            model, weights_bytes=read.weights_bytes[0], batch=batch, kv_bytes_per_value=kv_bytes_per_value, tp=tp
+        )
+    )
+    if 0 < crossing < contexts[-1]:
+        on_the_left = crossing > contexts[-1] / 2
+        count = format_tokens(crossing).replace(",", separators[1])
+        figure.add_vline(
+            x=crossing,
+            line={"color": COLORS["limit"], "width": 2},
+            annotation={
+                "text": f"{labels['crossover']}<br>{count} {labels['tokens']}",
+                "font": {"color": COLORS["limit"]},
+                "align": "right" if on_the_left else "left",
+            },
+            annotation_position="bottom left" if on_the_left else "bottom right",
+        )
+    figure.update_xaxes(range=[0, float(contexts[-1])])
+    figure.update_yaxes(rangemode="tozero")
+    figure.update_layout(separators=separators)
+    return styled(
+        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
+    )
+
+
+def tokens_per_s_figure(
+    *,
+    model: kvcore.ModelSpec,
+    context_tokens: float,
+    batches: Sequence[int],
+    tp: int,
+    kv_bytes_per_value: float,
+    weight_bytes_per_param: float,
+    bandwidth_bytes_per_s: float,
+    efficiency: float,
+    labels: Mapping[str, str],
+    separators: str = ".,",
+) -> go.Figure:
+    """Tokens/s per user (solid) and for the whole batch (dashed) against context, one colour per batch size.
+
+    Each curve is ``kvcore.tokens_per_s`` of ``kvcore.decode_step_s`` of
+    ``kvcore.decode_bytes_per_step``; the y axis is logarithmic because batch sizes
+    spread the rates over orders of magnitude. ``labels['per_user']`` and
+    ``labels['aggregate']`` take a ``{batch}`` placeholder.
+    """
+    contexts = decode_context_axis(model, context_tokens=context_tokens)
+    figure = go.Figure()
+    for index, batch in enumerate(batches):
+        read = kvcore.decode_bytes_per_step(
+            model,
+            context_tokens=contexts,
+            batch=batch,
+            weight_bytes_per_param=weight_bytes_per_param,
+            kv_bytes_per_value=kv_bytes_per_value,
+            gpus=tp,
+        )
+        step = kvcore.decode_step_s(
+            read.total, bandwidth_bytes_per_s=bandwidth_bytes_per_s, gpus=tp, efficiency=efficiency
+        )
+        color = BATCH_COLORS[index % len(BATCH_COLORS)]
+        for kind, rate, dash in (
+            ("per_user", kvcore.tokens_per_s(step), "solid"),
+            ("aggregate", kvcore.tokens_per_s(step, batch=batch), "dash"),
+        ):
+            name = labels[kind].format(batch=batch)
+            figure.add_trace(
+                go.Scatter(
+                    x=contexts,
+                    y=rate,
+                    name=name,
+                    mode="lines",
+                    line={"color": color, "width": 3 if kind == "per_user" else 2, "dash": dash},
+                    hovertemplate=(
+                        f"<b>{name}</b><br>%{{y:,.1f}} {labels['rate']}"
+                        f"<br>%{{x:,.0f}} {labels['tokens']}<extra></extra>"
+                    ),
+                )
+            )
+    figure.add_vline(x=float(context_tokens), line={"color": COLORS["current"], "width": 2, "dash": "dot"})
+    figure.update_xaxes(range=[0, float(contexts[-1])])
+    figure.update_yaxes(type="log", dtick=1)  # one tick per power of ten
+    figure.update_layout(separators=separators)
+    return styled(
+        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
+    )

@@ -1,0 +1,196 @@
+"""Sizing a server: the memory budget as a waterfall, and context per user against the number of users."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import plotly.graph_objects as go
+
+import kvcore
+from charts.style import COLORS, styled
+from kvcore.sizing import SizingSteps, fitting_context_tokens, pool_capacity_tokens, tokens_per_user
+
+#: Keys a caller must translate for the waterfall (the y title must name the unit).
+WATERFALL_LABELS = ("title", "subtitle", "y_title", "vram", "held_back", "weights", "overhead", "pool")
+
+#: Keys a caller must translate for the users chart.
+USERS_LABELS = (
+    "title",
+    "subtitle",
+    "x_title",
+    "y_title",
+    "seed_rule",
+    "fitting",
+    "expected",
+    "current",
+    "users_fit",
+    "users",
+    "tokens",
+)
+
+#: The VRAM bar in sky blue, what comes off in grey, the KV pool in the cache's orange.
+VRAM_COLOR = "#56B4E9"
+TAKEN_COLOR = "#8C8C8C"
+
+
+def localized(value: float, separators: str, decimals: int = 2) -> str:
+    """A number with `separators` (decimal mark, thousands): '12,345.67' or '12.345,67'."""
+    text = f"{value:,.{decimals}f}"
+    return text.translate(str.maketrans({".": separators[0], ",": separators[1]}))
+
+
+def waterfall_values(steps: SizingSteps) -> list[float]:
+    """The bars, in bytes: + VRAM, − held back by u, − weights, − overhead (the pool is their sum)."""
+    return [steps.memory_bytes, -steps.held_back_bytes, -steps.weights_bytes, -steps.overhead_bytes]
+
+
+def sizing_waterfall_figure(
+    *,
+    steps: SizingSteps,
+    labels: Mapping[str, str],
+    separators: str = ".,",
+    unit_bytes: float = kvcore.GiB,
+    unit: str = "GiB",
+) -> go.Figure:
+    """Seed 000's budget on one GPU: VRAM, minus what u holds back, the weights and the overhead, leaves the KV pool.
+
+    Every bar is a field of kvcore's ``SizingSteps`` divided by `unit_bytes` (GiB by
+    default); the last bar is Plotly's running total, which equals ``kv_pool_bytes``
+    because the parts of SizingSteps add up to the card. A negative pool shows below
+    zero: the weights do not fit.
+    """
+    values = [value / unit_bytes for value in waterfall_values(steps)]
+    pool = steps.kv_pool_bytes / unit_bytes
+    names = [labels["vram"], labels["held_back"], labels["weights"], labels["overhead"], labels["pool"]]
+    shown = [*values, pool]
+    figure = go.Figure(
+        go.Waterfall(
+            x=names,
+            y=[*values, 0.0],
+            measure=["relative", "relative", "relative", "relative", "total"],
+            text=[f"{localized(value, separators)} {unit}" for value in shown],
+            textposition="outside",
+            customdata=shown,
+            hovertemplate=f"<b>%{{x}}</b><br>%{{customdata:,.2f}} {unit}<extra></extra>",
+            increasing={"marker": {"color": VRAM_COLOR}},
+            decreasing={"marker": {"color": TAKEN_COLOR}},
+            totals={"marker": {"color": COLORS["kv_cache"]}},
+            connector={"line": {"color": "#999999", "dash": "dot"}},
+            cliponaxis=False,
+        )
+    )
+    top = steps.memory_bytes / unit_bytes
+    figure.update_yaxes(range=[min(0.0, pool) * 1.25, top * 1.15])
+    figure.update_layout(separators=separators, showlegend=False)
+    return styled(figure, title=labels["title"], subtitle=labels["subtitle"], x_title="", y_title=labels["y_title"])
+
+
+def users_axis(*, concurrency: int, users_that_fit: float, max_users: int = 512) -> np.ndarray:
+    """1 … a number of users that shows both the current load and where the expected context stops fitting."""
+    last = int(np.clip(max(2 * concurrency, 1.5 * users_that_fit, 8), 8, max_users))
+    return np.arange(1, last + 1, dtype=float)
+
+
+def context_per_user_figure(
+    *,
+    model: kvcore.ModelSpec,
+    steps: SizingSteps,
+    expected_context_tokens: int,
+    bytes_per_value: float = 2.0,
+    tp: int = 1,
+    labels: Mapping[str, str],
+    separators: str = ".,",
+) -> go.Figure:
+    """Context per user against users: the seed's hyperbola, the real fit, and the expected context as a line.
+
+    Seed rule: ``tokens_per_user(pool_tokens, users)``; real fit:
+    ``fitting_context_tokens`` (sliding windows and linear states included), capped at
+    the model's max_position_embeddings (no user gets more than the model accepts).
+    The vertical line marks how many users of the expected context fit whole
+    (``kvcore.max_users``); past it, the curves fall below the expected context and
+    the scheduler preempts. The y range stops at twice the expected context (or 1.5 ×
+    the current users' share), so the crossing stays readable.
+    """
+    sequence = kvcore.sequence_kv_bytes(
+        model, context_tokens=expected_context_tokens, bytes_per_value=bytes_per_value, tp=tp
+    )
+    fit = float(kvcore.max_users(kv_budget_bytes=steps.kv_pool_bytes, sequence_bytes=sequence))
+    users = users_axis(concurrency=steps.concurrency, users_that_fit=fit)
+    seed_rule = tokens_per_user(
+        pool_tokens=pool_capacity_tokens(kv_pool_bytes=steps.kv_pool_bytes, bytes_per_token=steps.bytes_per_token),
+        concurrency=users,
+    )
+    fitting = fitting_context_tokens(
+        model,
+        kv_pool_bytes=steps.kv_pool_bytes,
+        concurrency=users,
+        bytes_per_value=bytes_per_value,
+        tp=tp,
+        limit_tokens=model.max_position_embeddings,
+    )
+
+    def hover(name: str) -> str:
+        return f"<b>{name}</b><br>%{{x:,.0f}} {labels['users']}<br>%{{y:,.0f}} {labels['tokens']}<extra></extra>"
+
+    figure = go.Figure()
+    figure.add_trace(
+        go.Scatter(
+            x=users,
+            y=seed_rule,
+            name=labels["seed_rule"],
+            mode="lines",
+            line={"color": COLORS["kv_cache"], "width": 5},
+            hovertemplate=hover(labels["seed_rule"]),
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=users,
+            y=fitting,
+            name=labels["fitting"],
+            mode="lines",
+            line={"color": COLORS["weights"], "width": 2, "dash": "dash"},
+            hovertemplate=hover(labels["fitting"]),
+        )
+    )
+    figure.add_trace(
+        go.Scatter(
+            x=users,
+            y=np.full_like(users, float(expected_context_tokens)),
+            name=labels["expected"],
+            mode="lines",
+            line={"color": COLORS["limit"], "width": 3, "dash": "dot"},
+            hovertemplate=hover(labels["expected"]),
+        )
+    )
+    current = float(fitting[min(steps.concurrency, len(users)) - 1])
+    figure.add_trace(
+        go.Scatter(
+            x=[float(steps.concurrency)],
+            y=[max(current, 1.0)],
+            name=labels["current"],
+            mode="markers",
+            marker={"color": COLORS["current"], "size": 14, "symbol": "diamond"},
+            hovertemplate=hover(labels["current"]),
+        )
+    )
+    if 1 <= fit <= users[-1]:
+        figure.add_vline(
+            x=fit,
+            line={"color": COLORS["limit"], "width": 1, "dash": "dot"},
+            annotation={
+                "text": f"{labels['users_fit']}: {localized(fit, separators, 0)}",
+                "font": {"color": COLORS["limit"]},
+            },
+            annotation_position="top right" if fit < users[-1] / 2 else "top left",
+        )
+    figure.update_xaxes(range=[0.5, float(users[-1]) + 0.5])
+    # The hyperbola's top (few users, huge context each) may leave the chart: the expected
+    # context and the current load are what the reader compares.
+    top = max(2.0 * expected_context_tokens, 1.5 * current, 1.0)
+    figure.update_yaxes(range=[0, top], rangemode="tozero")
+    figure.update_layout(separators=separators)
+    return styled(
+        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
+    )

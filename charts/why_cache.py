@@ -1,0 +1,208 @@
+"""Why cache K and V: total work as N grows, work per step, and a token-by-token grid of what is reused."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+import kvcore
+from charts.style import COLORS, styled
+from kvcore.attention import (
+    GRID_CACHED,
+    GRID_COMPUTED,
+    GRID_NOT_YET,
+    GRID_RECOMPUTED,
+    kv_projection_flops_at_step,
+    kv_projection_flops_with_cache,
+    kv_projection_flops_without_cache,
+    projection_grid,
+)
+
+#: Texts the caller translates (axis titles carry the units).
+WORK_LABELS = ("title", "subtitle", "x_title", "y_title", "without", "with", "tokens", "projections")
+STEP_LABELS = ("title", "subtitle", "x_title", "y_title", "without", "with", "step", "projections")
+GRID_LABELS = (
+    "title",
+    "subtitle",
+    "x_title",
+    "y_title",
+    "without",
+    "with",
+    "not_yet",
+    "computed",
+    "cached",
+    "recomputed",
+    "step",
+    "token",
+)
+
+#: Without a cache in red (wasted work), with one in blue; the grid's four states.
+WITHOUT_COLOR = COLORS["limit"]
+WITH_COLOR = COLORS["weights"]
+GRID_COLORS = {
+    GRID_NOT_YET: "#F2F2F2",
+    GRID_COMPUTED: COLORS["current"],
+    GRID_CACHED: WITH_COLOR,
+    GRID_RECOMPUTED: WITHOUT_COLOR,
+}
+GRID_NAMES = {GRID_NOT_YET: "not_yet", GRID_COMPUTED: "computed", GRID_CACHED: "cached", GRID_RECOMPUTED: "recomputed"}
+
+#: Below this many tokens every step gets a marker (the smallest examples are counted by hand).
+MARKERS_UP_TO = 40
+CURVE_POINTS = 400
+
+
+def token_axis(generated_tokens: int, *, points: int = CURVE_POINTS) -> np.ndarray:
+    """Whole token counts from 1 to N: every one for a small N, about `points` of them otherwise."""
+    return np.unique(np.rint(np.linspace(1, max(int(generated_tokens), 1), points)))
+
+
+def cumulative_work_figure(
+    *,
+    model: kvcore.ModelSpec,
+    generated_tokens: int,
+    labels: Mapping[str, str],
+    separators: str = ".,",
+) -> go.Figure:
+    """K/V projection FLOPs to generate 1 … N tokens, recomputing everything vs with a cache.
+
+    Both curves are kvcore's (``kv_projection_flops_without_cache`` and
+    ``…_with_cache``) for `model`; the hover adds the projection count (N(N+1)/2 or N).
+    The y title must name the unit (FLOP).
+    """
+    tokens = token_axis(generated_tokens)
+    mode = "lines+markers" if generated_tokens <= MARKERS_UP_TO else "lines"
+    curves = {
+        "without": (
+            kv_projection_flops_without_cache(model, generated_tokens=tokens),
+            kvcore.kv_projections_without_cache(tokens),
+            WITHOUT_COLOR,
+        ),
+        "with": (
+            kv_projection_flops_with_cache(model, generated_tokens=tokens),
+            kvcore.kv_projections_with_cache(tokens),
+            WITH_COLOR,
+        ),
+    }
+    figure = go.Figure()
+    for name, (flops, projections, color) in curves.items():
+        figure.add_trace(
+            go.Scatter(
+                x=tokens,
+                y=flops,
+                customdata=projections,
+                name=labels[name],
+                mode=mode,
+                line={"color": color, "width": 3},
+                hovertemplate=(
+                    f"<b>{labels[name]}</b><br>%{{x:,.0f}} {labels['tokens']}<br>"
+                    f"%{{customdata:,.0f}} {labels['projections']}<br>%{{y:.3s}}FLOP<extra></extra>"
+                ),
+            )
+        )
+    figure.update_xaxes(rangemode="tozero")
+    figure.update_yaxes(rangemode="tozero", tickformat="~s")
+    figure.update_layout(separators=separators)
+    return styled(
+        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
+    )
+
+
+def step_work_figure(
+    *,
+    model: kvcore.ModelSpec,
+    generated_tokens: int,
+    labels: Mapping[str, str],
+    separators: str = ".,",
+) -> go.Figure:
+    """K/V projection FLOPs of step t alone, for t = 1 … N: growing like t without a cache, flat with one.
+
+    Values from kvcore's ``kv_projection_flops_at_step``; the hover adds the projection
+    count (t or 1).
+    """
+    steps = token_axis(generated_tokens)
+    mode = "lines+markers" if generated_tokens <= MARKERS_UP_TO else "lines"
+    figure = go.Figure()
+    for name, cached, color in (("without", False, WITHOUT_COLOR), ("with", True, WITH_COLOR)):
+        figure.add_trace(
+            go.Scatter(
+                x=steps,
+                y=kv_projection_flops_at_step(model, steps, cached=cached),
+                customdata=kvcore.projections_at_step(steps, cached=cached),
+                name=labels[name],
+                mode=mode,
+                line={"color": color, "width": 3},
+                hovertemplate=(
+                    f"<b>{labels[name]}</b><br>{labels['step']} %{{x:,.0f}}<br>"
+                    f"%{{customdata:,.0f}} {labels['projections']}<br>%{{y:.3s}}FLOP<extra></extra>"
+                ),
+            )
+        )
+    figure.update_xaxes(rangemode="tozero")
+    figure.update_yaxes(rangemode="tozero", tickformat="~s")
+    figure.update_layout(separators=separators)
+    return styled(
+        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
+    )
+
+
+def token_grid_figure(*, steps: int, labels: Mapping[str, str], separators: str = ".,") -> go.Figure:
+    """Two grids side by side, without and with a cache: rows are steps, columns token positions.
+
+    Cells hold kvcore's ``projection_grid`` codes, coloured by state (not yet, computed
+    now, read from the cache, recomputed); a legend entry per state explains the colours.
+    """
+    figure = make_subplots(
+        rows=1, cols=2, subplot_titles=(labels["without"], labels["with"]), horizontal_spacing=0.08, shared_yaxes=True
+    )
+    codes = sorted(GRID_COLORS)
+    # A step colour scale: code k fills the band [k, k + 1) / 4, so each code gets its own flat colour.
+    scale = []
+    for code in codes:
+        scale += [[code / len(codes), GRID_COLORS[code]], [(code + 1) / len(codes), GRID_COLORS[code]]]
+    positions = np.arange(1, steps + 1)
+    for column, cached in ((1, False), (2, True)):
+        grid = projection_grid(steps, cached=cached)
+        words = np.vectorize(lambda code: labels[GRID_NAMES[int(code)]])(grid)
+        figure.add_trace(
+            go.Heatmap(
+                z=grid,
+                x=positions,
+                y=positions,
+                customdata=words,
+                zmin=-0.5,  # code k sits in the middle of its band: (k + 0.5) / 4
+                zmax=len(codes) - 0.5,
+                colorscale=scale,
+                showscale=False,
+                xgap=1,
+                ygap=1,
+                hovertemplate=(
+                    f"{labels['step']} %{{y}} · {labels['token']} %{{x}}<br><b>%{{customdata}}</b><extra></extra>"
+                ),
+            ),
+            row=1,
+            col=column,
+        )
+    for code in (GRID_COMPUTED, GRID_CACHED, GRID_RECOMPUTED, GRID_NOT_YET):  # legend: one square per state
+        figure.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                marker={"symbol": "square", "size": 14, "color": GRID_COLORS[code], "line": {"color": "#999999"}},
+                name=labels[GRID_NAMES[code]],
+            )
+        )
+    figure.update_yaxes(autorange="reversed", dtick=1 if steps <= 12 else 2)
+    figure.update_xaxes(dtick=1 if steps <= 12 else 2, showgrid=False)
+    figure.update_yaxes(showgrid=False)
+    figure.update_layout(separators=separators)
+    styled(figure, title=labels["title"], subtitle=labels["subtitle"], x_title="", y_title="")
+    figure.update_xaxes(title={"text": labels["x_title"]})
+    figure.update_yaxes(title={"text": labels["y_title"]}, row=1, col=1)
+    # Room above for the two grid titles, below for the axis titles and the legend (phones wrap it).
+    figure.update_layout(hovermode="closest", margin={"t": 120}, legend={"y": -0.3})
+    return figure

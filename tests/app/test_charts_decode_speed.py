@@ -1,0 +1,131 @@
+"""The decode charts draw kvcore's bytes and rates, with units on their axes, in both languages."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import kvcore
+from charts.decode_speed import (
+    BYTES_LABELS,
+    RATE_LABELS,
+    bytes_per_step_figure,
+    decode_context_axis,
+    tokens_per_s_figure,
+)
+from i18n import LANGUAGES, translate
+from kvcore.decode import crossover_context_tokens
+
+BYTES_KEYS = {
+    "title": "decode_speed.chart_bytes_title",
+    "subtitle": "decode_speed.chart_bytes_subtitle",
+    "x_title": "chart.context_axis",
+    "y_title": "decode_speed.chart_bytes_axis",
+    "weights": "decode_speed.chart_weights",
+    "kv": "decode_speed.chart_kv",
+    "current": "chart.current",
+    "crossover": "decode_speed.chart_crossover",
+    "tokens": "chart.tokens",
+    "step": "decode_speed.chart_step",
+}
+RATE_KEYS = {
+    "title": "decode_speed.chart_rate_title",
+    "subtitle": "decode_speed.chart_rate_subtitle",
+    "x_title": "chart.context_axis",
+    "y_title": "decode_speed.chart_rate_axis",
+    "per_user": "decode_speed.chart_per_user",
+    "aggregate": "decode_speed.chart_aggregate",
+    "tokens": "chart.tokens",
+    "rate": "decode_speed.chart_rate_unit",
+}
+FILL = {"model": "M", "users": "1 user", "gpus": "1 GPU", "gpu": "GPU", "unit": "GiB", "batch": "{batch}"}
+
+
+def labels(keys: dict[str, str], lang: str) -> dict[str, str]:
+    return {name: translate(lang, key, **FILL) for name, key in keys.items()}
+
+
+def bytes_figure(models, *, model_id="llama-3.1-8b", lang="en", unit_bytes=kvcore.GiB, unit="GiB", **knobs):
+    settings = {"context_tokens": 8192, "batch": 4, "tp": 1, "kv_bytes_per_value": 2.0, "weight_bytes_per_param": 2.0,
+                "bandwidth_bytes_per_s": 3.35e12, "efficiency": 1.0, **knobs}  # fmt: skip
+    return bytes_per_step_figure(
+        model=models[model_id], unit_bytes=unit_bytes, unit=unit, labels=labels(BYTES_KEYS, lang), **settings
+    )
+
+
+def trace(figure, name: str):
+    [match] = [trace for trace in figure.data if trace.name == name]
+    return match
+
+
+def test_the_label_keys_cover_every_text_the_charts_need():
+    assert (set(BYTES_KEYS), set(RATE_KEYS)) == (set(BYTES_LABELS), set(RATE_LABELS))
+
+
+@pytest.mark.parametrize("model_id", ["llama-3.1-70b", "gemma-3-27b", "deepseek-v3", "qwen3-next-80b-a3b"])
+def test_the_stacked_areas_are_kvcores_weights_and_kv_bytes(models, model_id):
+    figure = bytes_figure(models, model_id=model_id, batch=8, tp=2, kv_bytes_per_value=1.0)
+    model = models[model_id]
+    contexts = decode_context_axis(model, context_tokens=8192)
+    read = kvcore.decode_bytes_per_step(model, context_tokens=contexts, batch=8, gpus=2, kv_bytes_per_value=1.0)
+    np.testing.assert_allclose(trace(figure, "Weights").y, read.weights_bytes / kvcore.GiB)
+    np.testing.assert_allclose(trace(figure, labels(BYTES_KEYS, "en")["kv"]).y, read.kv_bytes / kvcore.GiB)
+
+
+def test_the_hover_carries_kvcores_step_time_in_ms(models):
+    figure = bytes_figure(models, efficiency=0.8)
+    contexts = decode_context_axis(models["llama-3.1-8b"], context_tokens=8192)
+    read = kvcore.decode_bytes_per_step(models["llama-3.1-8b"], context_tokens=contexts, batch=4)
+    expected = 1e3 * kvcore.decode_step_s(read.total, bandwidth_bytes_per_s=3.35e12, efficiency=0.8)
+    np.testing.assert_allclose(trace(figure, "Weights").customdata, expected)
+    assert "ms" in trace(figure, "Weights").hovertemplate
+
+
+def test_decimal_gb_divides_by_a_billion_and_says_so(models):
+    figure = bytes_figure(models, unit_bytes=kvcore.GB, unit="GB")
+    assert trace(figure, "Weights").y[0] == pytest.approx(kvcore.model_weights_bytes(models["llama-3.1-8b"]) / 1e9)
+    assert "GB" in trace(figure, "Weights").hovertemplate
+
+
+def test_the_crossover_line_sits_at_kvcores_crossover(models):
+    figure = bytes_figure(models, batch=4)
+    expected = crossover_context_tokens(models["llama-3.1-8b"], weights_bytes=16.06e9, batch=4)
+    assert [shape.x0 for shape in figure.layout.shapes] == pytest.approx([8192, float(expected)])
+
+
+def test_no_crossover_line_when_the_cache_stops_growing(models):
+    figure = bytes_figure(models, model_id="mistral-7b-v0.1", batch=1, context_tokens=4096)
+    assert [shape.x0 for shape in figure.layout.shapes] == [4096]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_axis_titles_carry_units_in_each_language(models, lang):
+    figure = bytes_figure(models, lang=lang)
+    assert "GiB" in figure.layout.yaxis.title.text and "tokens" in figure.layout.xaxis.title.text
+    assert figure.layout.yaxis.title.text == translate(lang, "decode_speed.chart_bytes_axis", unit="GiB")
+
+
+def rate_figure(models, lang="en", batches=(1, 8)):
+    return tokens_per_s_figure(
+        model=models["llama-3.1-8b"], context_tokens=8192, batches=list(batches), tp=1, kv_bytes_per_value=2.0,
+        weight_bytes_per_param=2.0, bandwidth_bytes_per_s=1.008e12, efficiency=1.0, labels=labels(RATE_KEYS, lang),
+    )  # fmt: skip
+
+
+def test_the_rate_lines_are_kvcores_tokens_per_second(models):
+    figure = rate_figure(models)
+    model = models["llama-3.1-8b"]
+    contexts = decode_context_axis(model, context_tokens=8192)
+    step = kvcore.decode_step_s(
+        kvcore.decode_bytes_per_step(model, context_tokens=contexts, batch=8).total, bandwidth_bytes_per_s=1.008e12
+    )
+    np.testing.assert_allclose(trace(figure, "batch 8: per conversation").y, kvcore.tokens_per_s(step))
+    np.testing.assert_allclose(trace(figure, "batch 8: whole batch").y, kvcore.tokens_per_s(step, batch=8))
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_rate_chart_is_logarithmic_and_names_its_unit(models, lang):
+    figure = rate_figure(models, lang=lang)
+    assert figure.layout.yaxis.type == "log"
+    assert "tokens/s" in figure.layout.yaxis.title.text
+    assert figure.layout.separators == ".,"

@@ -1,0 +1,131 @@
+"""The why-cache lesson: its slider, URL, presets and metrics are wired to kvcore."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import kvcore
+from i18n import LANGUAGES, translate
+from kvcore.attention import kv_projection_flops_with_cache, kv_projection_flops_without_cache, recompute_factor
+from kvcore.units import format_bytes, format_flop, format_quantity
+
+PAGE = "lessons/why_cache.py"
+
+
+def open_page(app, lang="en", **params: str):
+    app.query_params.update({"lang": lang, **params})
+    app.run()
+    return app.switch_page(PAGE).run()
+
+
+def metric_value(app, key: str, lang: str = "en") -> str:
+    [metric] = [metric for metric in app.metric if metric.label == translate(lang, key)]
+    return metric.value
+
+
+def first_figure(app) -> dict:
+    return json.loads(app.get("plotly_chart")[0].proto.spec)
+
+
+def test_moving_the_token_slider_shows_kvcores_work_and_cache(app, models):
+    open_page(app)
+    app.slider(key="wc_tokens").set_value(5000).run()
+    model = models["llama-3.1-8b"]
+    assert metric_value(app, "why_cache.metric_factor") == f"{format_quantity(float(recompute_factor(5000)))}×"
+    assert metric_value(app, "why_cache.metric_without") == format_flop(
+        float(kv_projection_flops_without_cache(model, generated_tokens=5000))
+    )
+    assert metric_value(app, "why_cache.metric_with") == format_flop(
+        float(kv_projection_flops_with_cache(model, generated_tokens=5000))
+    )
+    assert metric_value(app, "why_cache.metric_cache") == format_bytes(
+        float(kvcore.kv_cache_bytes(model, context_tokens=5000))
+    )
+
+
+def test_moving_the_token_slider_redraws_the_main_chart(app):
+    open_page(app)
+    before = first_figure(app)
+    app.slider(key="wc_tokens").set_value(20).run()
+    after = first_figure(app)
+    assert before != after
+    assert after["layout"]["title"]["text"] == translate("en", "why_cache.work_title", model="Llama 3.1 8B")
+    assert after["layout"]["title"]["subtitle"]["text"] == translate("en", "why_cache.work_subtitle", tokens="20")
+
+
+def test_a_url_restores_the_tokens_and_the_grid_steps(app):
+    open_page(app, wc_tokens="300", wc_steps="12")
+    assert app.slider(key="wc_tokens").value == 300
+    assert app.slider(key="wc_steps").value == 12
+    assert metric_value(app, "why_cache.metric_factor") == "150.5×"  # (300 + 1) / 2
+
+
+@pytest.mark.parametrize(("key", "value"), [("wc_tokens", "0"), ("wc_tokens", "abc"), ("wc_steps", "99")])
+def test_a_bad_url_value_falls_back_with_a_notice(app, key, value):
+    open_page(app, **{key: value})
+    assert not app.exception
+    assert any(f"`{key}`" in info.value for info in app.info)
+
+
+def test_gpt2_caps_the_slider_at_its_1024_token_context(app):
+    open_page(app, model="gpt2")
+    assert app.slider(key="wc_tokens").max == 1024
+    assert app.slider(key="wc_tokens").value == 1000
+
+
+@pytest.mark.parametrize(
+    ("index", "expected"),
+    [
+        (0, {"wc_tokens": 8, "wc_steps": 8}),
+        (1, {"wc_tokens": 1000}),
+        (2, {"wc_tokens": 20000, "model": "llama-3.1-8b", "gpu": "rtx-3060-12gb"}),
+    ],
+)
+def test_each_preset_sets_its_values(app, index, expected):
+    open_page(app, model="gpt2")
+    app.button(key=f"wc_presets_{index}").click().run()
+    for key, value in expected.items():
+        if key in ("model", "gpu"):
+            assert app.selectbox(key=key).value == value
+        else:
+            assert app.slider(key=key).value == value
+    assert not app.exception and not app.error
+
+
+def test_the_pdf_preset_shows_the_cache_of_20_000_tokens(app, models):
+    open_page(app)
+    app.button(key="wc_presets_2").click().run()
+    expected = kvcore.kv_cache_bytes(models["llama-3.1-8b"], context_tokens=20000)
+    assert metric_value(app, "why_cache.metric_cache") == format_bytes(float(expected))
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize(
+    ("model", "gpu"),
+    [
+        ("gpt2", "rtx-3060-12gb"),
+        ("deepseek-v3", "h100-sxm"),
+        ("gemma-3-27b", "m4-max-128gb"),
+        ("qwen3-next-80b-a3b", "a100-80gb"),
+        ("falcon-7b", "t4"),
+        ("llama-3.1-405b", "rtx-4090"),
+    ],
+)
+def test_tricky_models_and_gpus_run_without_an_error(app, lang, model, gpu):
+    open_page(app, lang=lang, model=model, gpu=gpu)
+    assert not app.exception, [exception.value for exception in app.exception]
+    assert not app.error, [error.value for error in app.error]
+    assert len(app.metric) == 4
+
+
+def test_the_linear_attention_note_appears_only_for_models_with_linear_layers(app):
+    open_page(app, model="qwen3-next-80b-a3b")
+    note = translate("en", "why_cache.linear_note", layers=36, total=48)
+    assert any(caption.value == note for caption in app.caption)
+
+
+def test_portuguese_numbers_use_a_decimal_comma(app):
+    open_page(app, lang="pt")
+    assert metric_value(app, "why_cache.metric_factor", "pt") == "500,5×"
