@@ -48,20 +48,32 @@ def _gpus_from_csv() -> dict[str, kvcore.GpuSpec]:
 
 def models() -> dict[str, kvcore.ModelSpec]:
     """Every model of data/models.csv by id; a bad file stops the page with its error."""
-    return _loaded(_models_from_csv)
+    return _loaded("_models", _models_from_csv)
 
 
 def gpus() -> dict[str, kvcore.GpuSpec]:
     """Every GPU of data/gpus.csv by id; a bad file stops the page with its error."""
-    return _loaded(_gpus_from_csv)
+    return _loaded("_gpus", _gpus_from_csv)
 
 
-def _loaded(loader: Callable[[], dict[str, Spec]]) -> dict[str, Spec]:
+def _loaded(session_key: str, loader: Callable[[], dict[str, Spec]]) -> dict[str, Spec]:
+    """The catalogue, read once per process (``st.cache_data``) and kept once per session.
+
+    ``st.cache_data`` hands every caller a fresh copy by unpickling its stored
+    value, about 15 ms for 50 models on this machine, and a page asks several
+    times per rerun. The session keeps its copy, so a rerun costs nothing; the
+    specs are frozen dataclasses, so no page can change another's.
+    """
+    kept: dict[str, Spec] | None = st.session_state.get(session_key)
+    if kept is not None:
+        return kept
     try:
-        return loader()
+        catalogue = loader()
     except ValueError as error:
         st.error(t("error.data_file", detail=str(error)))
         st.stop()
+    st.session_state[session_key] = catalogue
+    return catalogue
 
 
 def default_language() -> str:
