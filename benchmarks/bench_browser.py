@@ -29,13 +29,18 @@ from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, IDLE, served_app  # 
 DEFAULT_STEMS = ["memory", "agent_1m", "decode_speed", "attention_variants"]
 PRESSES = 21
 CHART = "document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot')"
-CHART_STATE = f"JSON.stringify([{CHART}.data, {CHART}.layout.shapes ?? [], {CHART}.layout.annotations ?? []])"
+#: What the first chart draws, or 'null' while Streamlit swaps it.
+CHART_STATE = f"""(() => {{
+  const plot = {CHART};
+  if (!plot || !plot.data) return 'null';
+  return JSON.stringify([plot.data, plot.layout.shapes ?? [], plot.layout.annotations ?? []]);
+}})()"""
 
 
 def press_to_redraw_ms(page, url: str) -> list[float]:
     page.goto(url)
     page.wait_for_selector(IDLE, timeout=30_000)
-    page.wait_for_function(f"{CHART} && {CHART}.data")
+    page.wait_for_function(f"{CHART_STATE} !== 'null'")
     slider = page.get_by_test_id("stSlider").first.get_by_role("slider")
     slider.focus()
     samples = []
@@ -43,7 +48,12 @@ def press_to_redraw_ms(page, url: str) -> list[float]:
         before = page.evaluate(CHART_STATE)
         start = time.perf_counter()
         slider.press("ArrowRight" if index % 2 == 0 else "ArrowLeft")
-        page.wait_for_function(f"before => {CHART_STATE} !== before", arg=before, polling="raf", timeout=10_000)
+        page.wait_for_function(
+            f"before => {{ const now = {CHART_STATE}; return now !== 'null' && now !== before; }}",
+            arg=before,
+            polling="raf",
+            timeout=10_000,
+        )
         page.wait_for_selector(IDLE)
         samples.append((time.perf_counter() - start) * 1e3)
     return samples[1:]  # the first press also warms the server's caches

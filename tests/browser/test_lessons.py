@@ -126,3 +126,15 @@ def test_presentation_mode_from_the_url_enlarges_the_title(page: Page, app_url, 
     presented = page.get_by_role("heading", level=1).first.evaluate("h => parseFloat(getComputedStyle(h).fontSize)")
     assert presented > normal
     page.screenshot(path=screenshots_dir / "prefill_decode-en-presentation.png")
+
+
+def test_a_preset_writes_its_scenario_into_the_url_and_the_url_restores_it(page: Page, app_url):
+    open_lesson(page, address(app_url, "sizing", "lang=en"))
+    before = chart_data(page)
+    page.get_by_role("button", name=translate("en", "sizing.preset_dashboard"), exact=True).click()
+    data = wait_for_new_chart(page, before)
+    page.wait_for_url(lambda url: "model=llama-3.1-70b" in url and "sz_utilization=0.88" in url)
+
+    copy = page.context.new_page()
+    open_lesson(copy, page.url)
+    assert json.loads(chart_data(copy)) == json.loads(data)
