@@ -47,6 +47,13 @@ pages = {
         st.Page("lessons/sizing.py", title=t("nav.sizing"), icon=":material/straighten:"),
         st.Page("lessons/agent_1m.py", title=t("nav.agent_1m"), icon=":material/smart_toy:"),
     ],
+    t("nav.section_serving"): [
+        st.Page("lessons/vllm_pool.py", title=t("nav.vllm_pool"), icon=":material/storage:"),
+        st.Page("lessons/vllm_log.py", title=t("nav.vllm_log"), icon=":material/receipt_long:"),
+        st.Page("lessons/paged_attention.py", title=t("nav.paged_attention"), icon=":material/grid_view:"),
+        st.Page("lessons/prefix_caching.py", title=t("nav.prefix_caching"), icon=":material/content_copy:"),
+        st.Page("lessons/preemption.py", title=t("nav.preemption"), icon=":material/swap_horiz:"),
+    ],
 }
 pg = st.navigation(pages)
 ui.unknown_page_notice([page.url_path for section in pages.values() for page in section])

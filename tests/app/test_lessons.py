@@ -25,6 +25,11 @@ PREFIXES = {
     "flash_attention": "fa_",
     "sizing": "sz_",
     "agent_1m": "ag_",
+    "vllm_pool": "vp_",
+    "vllm_log": "vl_",
+    "paged_attention": "pa_",
+    "prefix_caching": "pc_",
+    "preemption": "pr_",
 }
 WIDGET_KEY = re.compile(r"""\bkey=["']([A-Za-z0-9_]+)["']""")
 #: Models and GPUs that stress a page: MHA with a 1k context, MLA, sliding windows, linear attention,

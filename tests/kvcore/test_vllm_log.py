@@ -1,4 +1,4 @@
-"""Reading vLLM start-up logs and reconciling them with kvcore (real excerpts in vllm_logs/)."""
+"""Reading vLLM start-up logs and reconciling them with kvcore (real excerpts in data/vllm_logs/)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from kvcore.data import load_models
 from kvcore.units import GiB
 from kvcore.vllm_log import MAX_LINES, MAX_TEXT_CHARS, parse_vllm_log, reconcile
 
-LOGS = Path(__file__).parent / "vllm_logs"
+LOGS = Path(__file__).resolve().parents[2] / "data" / "vllm_logs"
 
 
 def excerpt(name: str) -> str:

@@ -1,0 +1,340 @@
+"""From the GPU to vLLM's start-up log: the memory budget that leaves the KV pool, per GPU.
+
+vLLM V1 (vllm/v1/worker/gpu_worker.py ``determine_available_memory``) loads the
+weights, runs one profiling forward pass of ``max_num_batched_tokens`` tokens, and
+keeps for the KV cache what is left of ``total · gpu_memory_utilization``:
+
+    pool = M · u − W − A − N − G
+
+M the GPU's memory, u gpu_memory_utilization, W the weights on this GPU, A the
+activation peak of the profiling run, N non-torch memory (CUDA context, NCCL
+buffers) and G the CUDA graphs (captured after profiling; recent vLLM subtracts
+their estimate too). vllm/v1/core/kv_cache_utils.py then cuts the pool into
+blocks and prints "GPU KV cache size: N tokens" and "Maximum concurrency for L
+tokens per request: X×" (see :mod:`kvcore.vllm`).
+
+Parallelism, as this module models it (every figure is per GPU):
+
+* tensor parallelism (tp): each rank holds its share of the KV heads,
+  max(n_kv // tp, 1), so heads are replicated when tp exceeds them; an MLA latent
+  is replicated on every rank (both handled by ``kv_bytes_per_token(tp=...)``);
+  weights are split tp ways.
+* pipeline parallelism (pp): each stage holds ceil(L / pp) layers and 1/pp of the
+  weights; the stage with the most layers is the tightest and sets the pool's
+  token count (every stage must hold every token of a sequence).
+* context parallelism (cp): each rank holds 1/cp of every sequence's tokens, so a
+  request of L tokens needs ceil(L / cp) tokens on a rank, and the server's token
+  count is cp times one rank's (vLLM multiplies the logged size by the DCP/PCP
+  world size).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from . import checks
+from .kv import kv_bytes_per_token
+from .model import ModelSpec
+from .vllm import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_BATCHED_TOKENS, pool_report, request_blocks_needed
+
+ArrayLike = Any
+
+#: Activation bytes held at the profiling run's peak, per token, in units of hidden_size · bytes.
+#: An estimate, not a vLLM constant: inside one decoder layer the residual stream and its
+#: normed copy (2·h) live next to the MLP's gate, up and activated outputs (3·I), and
+#: I ≈ 3.5·h in Llama-style models (Llama 3.1 8B: 14,336 / 4,096), so 2 + 3 · 3.5 ≈ 12.
+ACTIVATION_FACTOR = 12.0
+
+
+def hidden_values(model: ModelSpec) -> int:
+    """The model's hidden size h (config.json ``hidden_size``), or heads · head_dim when it is missing."""
+    return model.hidden_size or model.num_attention_heads * model.head_dim
+
+
+def activation_peak_bytes(
+    model: ModelSpec, *, max_num_batched_tokens: ArrayLike, bytes_per_value: float = 2.0
+) -> np.ndarray:
+    """Estimated activation peak of vLLM's profiling run: A ≈ T · h · b · 12 (bytes, per GPU).
+
+    T = max_num_batched_tokens (the profile run's batch), h = hidden size, b = bytes per
+    activation value, 12 = ``ACTIVATION_FACTOR``. An estimate: vLLM measures this peak
+    (vllm/v1/worker/gpu_worker.py ``determine_available_memory``, "torch peak memory
+    increase"); this formula only shows that it grows linearly with T. Not divided
+    by tp (the residual stream is replicated on every rank).
+
+    >>> from kvcore.model import uniform_model
+    >>> round(float(activation_peak_bytes(uniform_model(num_hidden_layers=1, num_key_value_heads=1,
+    ...     head_dim=64, num_attention_heads=64), max_num_batched_tokens=1024)) / 2**20)
+    96
+    """
+    tokens = np.asarray(checks.positive("max_num_batched_tokens", max_num_batched_tokens), dtype=float)
+    checks.positive("bytes per value", bytes_per_value)
+    return tokens * hidden_values(model) * bytes_per_value * ACTIVATION_FACTOR
+
+
+def kv_pool_bytes(
+    *,
+    memory_bytes: float,
+    utilization: ArrayLike,
+    weights_bytes: float,
+    activation_bytes: ArrayLike,
+    non_torch_bytes: float = 0.0,
+    cuda_graph_bytes: float = 0.0,
+) -> np.ndarray:
+    """The KV pool on one GPU: M · u − W − A − N − G (bytes; negative when nothing is left).
+
+    vllm/v1/worker/gpu_worker.py ``determine_available_memory``:
+    ``requested_memory − non_kv_cache_memory`` with requested = total · u.
+
+    >>> float(kv_pool_bytes(memory_bytes=100, utilization=0.9, weights_bytes=50, activation_bytes=10,
+    ...     non_torch_bytes=5, cuda_graph_bytes=5))
+    20.0
+    """
+    u = np.asarray(checks.positive("gpu_memory_utilization", utilization), dtype=float)
+    if np.any(u > 1):
+        raise ValueError(f"gpu_memory_utilization must be in (0, 1], got {utilization}")
+    checks.positive("GPU memory", memory_bytes)
+    for name, value in (
+        ("weights", weights_bytes),
+        ("activation peak", activation_bytes),
+        ("non-torch memory", non_torch_bytes),
+        ("CUDA graphs", cuda_graph_bytes),
+    ):
+        checks.positive(name, value, allow_zero=True)
+    return (
+        memory_bytes * u
+        - weights_bytes
+        - np.asarray(activation_bytes, dtype=float)
+        - non_torch_bytes
+        - cuda_graph_bytes
+    )
+
+
+def stage_layers(num_layers: int, pp: int = 1) -> int:
+    """Layers on the fullest pipeline stage: ceil(L / pp).
+
+    >>> stage_layers(61, 4)
+    16
+    """
+    layers = checks.whole("number of layers", num_layers)
+    stages = checks.whole("pipeline parallel size", pp)
+    if stages > layers:
+        raise ValueError(f"pipeline parallel size {stages} exceeds the {layers} layers")
+    return math.ceil(layers / stages)
+
+
+def stage_bytes_per_token(model: ModelSpec, *, bytes_per_value: float = 2.0, tp: int = 1, pp: int = 1) -> float:
+    """KV bytes per token on one GPU of the fullest stage: bytes/token(tp) · ceil(L / pp) / L.
+
+    Layers of different kinds (sliding, MLA, linear) are assumed spread evenly over the stages.
+    """
+    per_token = kv_bytes_per_token(model, bytes_per_value=bytes_per_value, tp=tp)
+    return per_token * stage_layers(model.num_hidden_layers, pp) / model.num_hidden_layers
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PoolLog:
+    """One GPU's budget and what vLLM logs at start-up. The budget parts add up to ``memory_bytes``.
+
+    held_back + weights + activation + non_torch + cuda_graph + kv_pool = memory (kv_pool may be negative).
+    Tokens, concurrency and the estimated maximum model length are the server's (context parallelism included).
+    """
+
+    memory_bytes: float
+    utilization: float
+    held_back_bytes: float
+    weights_bytes: float
+    activation_bytes: float
+    non_torch_bytes: float
+    cuda_graph_bytes: float
+    kv_pool_bytes: float
+    bytes_per_token: float
+    block_size: int
+    num_blocks: int
+    tokens: int
+    max_model_len: int
+    max_concurrency: float
+    needed_bytes: float
+    fits: bool
+    estimated_max_model_len: int
+    tp: int
+    pp: int
+    cp: int
+
+    @property
+    def has_pool(self) -> bool:
+        """False when weights and overheads leave nothing: vLLM's 'No available memory for the cache blocks'."""
+        return self.kv_pool_bytes > 0
+
+    @property
+    def gpus(self) -> int:
+        """GPUs in the server: tp · pp · cp."""
+        return self.tp * self.pp * self.cp
+
+
+def pool_log(
+    model: ModelSpec,
+    *,
+    memory_bytes: float,
+    utilization: float,
+    weights_bytes: float,
+    max_model_len: int,
+    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
+    non_torch_bytes: float = 0.0,
+    cuda_graph_bytes: float = 0.0,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    bytes_per_value: float = 2.0,
+    activation_bytes_per_value: float = 2.0,
+    tp: int = 1,
+    pp: int = 1,
+    cp: int = 1,
+) -> PoolLog:
+    """The whole chain for one GPU: budget → pool → blocks → 'GPU KV cache size' → concurrency → fit.
+
+    `weights_bytes` is the whole model's; each GPU holds weights / (tp · pp). The fullest
+    stage's pool is cut into blocks of block_size · stage_bytes_per_token; tokens =
+    blocks · block_size · cp; a request of L tokens needs ceil(L / cp) tokens per rank
+    (vLLM ``kv_cache_utils.py``: ``get_num_blocks``, ``get_max_concurrency_for_kv_cache_config``,
+    ``check_enough_kv_cache_memory``, ``estimate_max_model_len``).
+    """
+    tp = checks.whole("tensor parallel size", tp)
+    pp = checks.whole("pipeline parallel size", pp)
+    cp = checks.whole("context parallel size", cp)
+    length = checks.whole("max_model_len", max_model_len)
+    block_size = checks.whole("block size", block_size)
+    per_gpu_weights = checks.positive("weights", weights_bytes, allow_zero=True) / (tp * pp)
+    activation = float(
+        activation_peak_bytes(
+            model, max_num_batched_tokens=max_num_batched_tokens, bytes_per_value=activation_bytes_per_value
+        )
+    )
+    pool = float(
+        kv_pool_bytes(
+            memory_bytes=memory_bytes,
+            utilization=utilization,
+            weights_bytes=per_gpu_weights,
+            activation_bytes=activation,
+            non_torch_bytes=non_torch_bytes,
+            cuda_graph_bytes=cuda_graph_bytes,
+        )
+    )
+    per_token = stage_bytes_per_token(model, bytes_per_value=bytes_per_value, tp=tp, pp=pp)
+    # kvcore.vllm counts blocks of the whole model's layers: scale the stage's pool up by L / stage layers.
+    whole_model_pool = max(pool, 0.0) * kv_bytes_per_token(model, bytes_per_value=bytes_per_value, tp=tp) / per_token
+    rank_length = math.ceil(length / cp)
+    report = pool_report(
+        model,
+        kv_pool_bytes=whole_model_pool,
+        max_model_len=rank_length,
+        block_size=block_size,
+        max_num_batched_tokens=max_num_batched_tokens,
+        bytes_per_value=bytes_per_value,
+        tp=tp,
+    )
+    need_blocks = float(
+        request_blocks_needed(
+            model,
+            max_model_len=rank_length,
+            block_size=block_size,
+            max_num_batched_tokens=max_num_batched_tokens,
+            tp=tp,
+        )
+    )
+    return PoolLog(
+        memory_bytes=float(memory_bytes),
+        utilization=float(utilization),
+        held_back_bytes=float(memory_bytes) * (1 - float(utilization)),
+        weights_bytes=per_gpu_weights,
+        activation_bytes=activation,
+        non_torch_bytes=float(non_torch_bytes),
+        cuda_graph_bytes=float(cuda_graph_bytes),
+        kv_pool_bytes=pool,
+        bytes_per_token=per_token,
+        block_size=block_size,
+        num_blocks=report.num_blocks,
+        tokens=report.tokens * cp,
+        max_model_len=length,
+        max_concurrency=report.max_concurrency,
+        needed_bytes=need_blocks * block_size * per_token,
+        fits=report.fits and pool > 0,
+        estimated_max_model_len=report.estimated_max_model_len * cp,
+        tp=tp,
+        pp=pp,
+        cp=cp,
+    )
+
+
+def pool_tokens_curve(
+    model: ModelSpec,
+    *,
+    memory_bytes: float,
+    utilization: ArrayLike,
+    weights_bytes: float,
+    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
+    non_torch_bytes: float = 0.0,
+    cuda_graph_bytes: float = 0.0,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    bytes_per_value: float = 2.0,
+    activation_bytes_per_value: float = 2.0,
+    tp: int = 1,
+    pp: int = 1,
+    cp: int = 1,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Blocks and 'GPU KV cache size' tokens against an array of gpu_memory_utilization values.
+
+    The same chain as :func:`pool_log`, vectorised over u: blocks = floor(max(pool, 0) /
+    (block_size · stage bytes/token)), tokens = blocks · block_size · cp.
+    """
+    tp = checks.whole("tensor parallel size", tp)
+    pp = checks.whole("pipeline parallel size", pp)
+    cp = checks.whole("context parallel size", cp)
+    block_size = checks.whole("block size", block_size)
+    activation = activation_peak_bytes(
+        model, max_num_batched_tokens=max_num_batched_tokens, bytes_per_value=activation_bytes_per_value
+    )
+    pool = kv_pool_bytes(
+        memory_bytes=memory_bytes,
+        utilization=utilization,
+        weights_bytes=checks.positive("weights", weights_bytes, allow_zero=True) / (tp * pp),
+        activation_bytes=activation,
+        non_torch_bytes=non_torch_bytes,
+        cuda_graph_bytes=cuda_graph_bytes,
+    )
+    per_token = stage_bytes_per_token(model, bytes_per_value=bytes_per_value, tp=tp, pp=pp)
+    blocks = np.floor(np.maximum(pool, 0.0) / (block_size * per_token))
+    return blocks, blocks * block_size * cp
+
+
+def startup_log_lines(log: PoolLog) -> list[str]:
+    """The lines vLLM V1 prints for this pool, formatted exactly as vLLM formats them.
+
+    vllm/v1/worker/gpu_worker.py: "Available KV cache memory: %.2f GiB";
+    vllm/v1/core/kv_cache_utils.py: "GPU KV cache size: %s tokens" (f"{n:,}") and
+    "Maximum concurrency for %s tokens per request: %.2fx"; when one request does not fit,
+    the ValueError of ``check_enough_kv_cache_memory``.
+    """
+    gib = 2**30
+    if not log.has_pool:
+        return [
+            "ValueError: No available memory for the cache blocks. Try increasing "
+            "`gpu_memory_utilization` when initializing the engine."
+        ]
+    lines = [f"Available KV cache memory: {log.kv_pool_bytes / gib:.2f} GiB"]
+    if not log.fits:
+        return [
+            *lines,
+            f"ValueError: To serve at least one request with the models's max seq len ({log.max_model_len}), "
+            f"({log.needed_bytes / gib:.2f} GiB KV cache is needed, which is larger than the available KV cache "
+            f"memory ({log.kv_pool_bytes / gib:.2f} GiB). Based on the available memory, the estimated maximum "
+            f"model length is {log.estimated_max_model_len}. Try increasing `gpu_memory_utilization` or "
+            "decreasing `max_model_len` when initializing the engine.",
+        ]
+    return [
+        *lines,
+        f"GPU KV cache size: {log.tokens:,} tokens",
+        f"Maximum concurrency for {log.max_model_len:,} tokens per request: {log.max_concurrency:.2f}x",
+    ]

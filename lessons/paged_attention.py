@@ -1,0 +1,260 @@
+"""PagedAttention vs contiguous: the same requests in the same pool, reserved whole or block by block.
+
+Widgets → kvcore.paging → figures → text. Every number shown comes from a kvcore call.
+"""
+
+import streamlit as st
+
+import kvcore
+import ui
+from charts.paged_attention import block_map_figure, cell_slots, waste_figure
+from kvcore.paging import SHAREGPT_ON_OPT, allocation_report, block_map, request_lengths_tokens, requests_that_fit
+from kvcore.units import format_tokens
+from ui import lesson, t
+from ui.formula import latex_number
+
+BLOCK_SIZES = (8, 16, 32, 64, 128)
+MAX_MODEL_LENS = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
+#: The block map draws a small pool: room for this many contiguous reservations.
+MAP_RESERVATIONS = 4
+SHAREGPT = {
+    "pa_mean": int(SHAREGPT_ON_OPT.mean_tokens),
+    "pa_spread": SHAREGPT_ON_OPT.spread,
+    "pa_max_len": SHAREGPT_ON_OPT.max_model_len,
+    "pa_block": SHAREGPT_ON_OPT.block_size,
+    "pa_requests": SHAREGPT_ON_OPT.n_requests,
+    "pa_seed": SHAREGPT_ON_OPT.seed,
+}
+
+model = ui.current_model()
+gpu = ui.current_gpu()
+
+lesson.header(t("paged_attention.title"), t("paged_attention.intro"))
+lesson.presets(
+    [
+        lesson.Preset(
+            label=t("paged_attention.preset_sharegpt"),
+            help=t("paged_attention.preset_sharegpt_help"),
+            values=SHAREGPT,
+        ),
+        lesson.Preset(
+            label=t("paged_attention.preset_128k"),
+            help=t("paged_attention.preset_128k_help"),
+            values={**SHAREGPT, "pa_mean": 800, "pa_spread": 1.0, "pa_max_len": 131072, "pa_pool": 1048576},
+        ),
+        lesson.Preset(
+            label=t("paged_attention.preset_block_128"),
+            help=t("paged_attention.preset_block_128_help"),
+            values={**SHAREGPT, "pa_block": 128},
+        ),
+    ],
+    key="pa_presets",
+)
+
+controls, results = st.columns([1, 2], gap="large")
+
+with controls:
+    mean_tokens = lesson.slider(
+        t("paged_attention.mean"),
+        key="pa_mean",
+        min_value=16,
+        max_value=32768,
+        value=SHAREGPT["pa_mean"],
+        help=t("paged_attention.mean_help"),
+    )
+    spread = lesson.slider(
+        t("paged_attention.spread"),
+        key="pa_spread",
+        min_value=0.0,
+        max_value=3.0,
+        value=SHAREGPT["pa_spread"],
+        step=0.1,
+        help=t("paged_attention.spread_help"),
+    )
+    max_model_len = lesson.select_slider(
+        t("paged_attention.max_len"),
+        key="pa_max_len",
+        options=MAX_MODEL_LENS,
+        value=SHAREGPT["pa_max_len"],
+        help=t("paged_attention.max_len_help"),
+    )
+    block_size = lesson.select_slider(
+        t("paged_attention.block"),
+        key="pa_block",
+        options=BLOCK_SIZES,
+        value=SHAREGPT["pa_block"],
+        help=t("paged_attention.block_help"),
+    )
+    with lesson.secondary():
+        n_requests = lesson.slider(
+            t("paged_attention.requests"),
+            key="pa_requests",
+            min_value=10,
+            max_value=2000,
+            value=SHAREGPT["pa_requests"],
+            step=10,
+            help=t("paged_attention.requests_help"),
+        )
+        pool_tokens = lesson.slider(
+            t("paged_attention.pool"),
+            key="pa_pool",
+            min_value=8192,
+            max_value=2097152,
+            value=262144,
+            step=8192,
+            help=t("paged_attention.pool_help"),
+        )
+        seed = lesson.slider(
+            t("paged_attention.seed"),
+            key="pa_seed",
+            min_value=0,
+            max_value=99,
+            value=0,
+            help=t("paged_attention.seed_help"),
+        )
+
+try:
+    bytes_per_token = kvcore.kv_bytes_per_token(model)
+    lengths = request_lengths_tokens(
+        n_requests, mean_tokens=mean_tokens, spread=spread, max_model_len=max_model_len, seed=seed
+    )
+    common = {"max_model_len": max_model_len, "block_size": block_size}
+    contiguous = allocation_report(lengths, scheme="contiguous", bytes_per_token=bytes_per_token, **common)
+    paged = allocation_report(lengths, scheme="paged", bytes_per_token=bytes_per_token, **common)
+    fit_contiguous = int(
+        requests_that_fit(pool_tokens=pool_tokens, lengths_tokens=lengths, scheme="contiguous", **common)
+    )
+    fit_paged = int(requests_that_fit(pool_tokens=pool_tokens, lengths_tokens=lengths, scheme="paged", **common))
+    map_blocks = MAP_RESERVATIONS * max_model_len // block_size
+    maps = {
+        scheme: block_map(lengths, scheme=scheme, pool_blocks=map_blocks, **common)
+        for scheme in ("contiguous", "paged")
+    }
+except ValueError as error:
+    st.error(t("error.bad_combination", detail=str(error)))
+    st.stop()
+
+
+def percent(fraction: float) -> str:
+    return ui.num(f"{fraction:.1%}")
+
+
+with results:
+    row = st.columns(2)
+    row[0].metric(
+        t("paged_attention.metric_waste_contiguous"),
+        percent(contiguous.waste_fraction),
+        delta=lesson.mem(contiguous.waste_bytes),
+        delta_color="off",
+        delta_arrow="off",
+        help=t("paged_attention.metric_waste_contiguous_help"),
+    )
+    row[1].metric(
+        t("paged_attention.metric_waste_paged"),
+        percent(paged.waste_fraction),
+        delta=lesson.mem(paged.waste_bytes),
+        delta_color="off",
+        delta_arrow="off",
+        help=t("paged_attention.metric_waste_paged_help"),
+    )
+    row = st.columns(2)
+    row[0].metric(
+        t("paged_attention.metric_fit"),
+        f"{fit_contiguous} → {fit_paged}",
+        help=t("paged_attention.metric_fit_help", pool=ui.num(format_tokens(pool_tokens))),
+    )
+    gain = t("paged_attention.gain_none") if fit_contiguous == 0 else ui.num(f"{fit_paged / fit_contiguous:.1f}×")
+    row[1].metric(t("paged_attention.metric_gain"), gain, help=t("paged_attention.metric_gain_help"))
+
+    unit = lesson.memory_unit()
+    lesson.chart(
+        waste_figure(
+            reports=[contiguous, paged],
+            separators=ui.separators(),
+            unit_bytes=lesson.memory_unit_bytes(),
+            unit=unit,
+            labels={
+                "title": t("paged_attention.waste_title"),
+                "subtitle": t(
+                    "paged_attention.waste_subtitle",
+                    requests=ui.num(format_tokens(n_requests)),
+                    model=model.name,
+                    block=block_size,
+                ),
+                "y_title": t("paged_attention.waste_axis", unit=unit),
+                "used": t("paged_attention.used"),
+                "wasted": t("paged_attention.wasted"),
+                "contiguous": t("paged_attention.contiguous"),
+                "paged": t("paged_attention.paged"),
+            },
+        ),
+        key="pa_waste_chart",
+    )
+
+claim = {"waste": percent(contiguous.waste_fraction), "paged": percent(paged.waste_fraction)}
+if 0.6 <= contiguous.waste_fraction <= 0.8:
+    st.warning(t("paged_attention.claim_inside", **claim), icon=":material/warning:")
+else:
+    st.info(t("paged_attention.claim_outside", **claim), icon=":material/info:")
+st.caption(
+    t(
+        "paged_attention.pool_caption",
+        pool=ui.num(format_tokens(pool_tokens)),
+        memory=lesson.mem(pool_tokens * bytes_per_token),
+        model=model.name,
+        gpu=gpu.name,
+        gpu_memory=lesson.mem(gpu.memory_bytes),
+    )
+)
+
+lesson.takeaway(t("paged_attention.takeaway"))
+
+# ---------------------------------------------------------------- the formulas
+
+st.subheader(t("paged_attention.formula_title"))
+lang = ui.language()
+mean_used = contiguous.used_tokens / n_requests
+lesson.formula(
+    t("paged_attention.formula_contiguous_symbolic"),
+    rf"1 - \frac{{{latex_number(round(mean_used, 1), lang)}}}{{{latex_number(max_model_len, lang)}}}"
+    + rf" = \mathbf{{{latex_number(round(contiguous.waste_fraction * 100, 1), lang)}\ \%}}",
+)
+lesson.formula(
+    t("paged_attention.formula_paged_symbolic"),
+    rf"\frac{{{latex_number(paged.wasted_tokens, lang)}}}{{{latex_number(n_requests, lang)}}}"
+    + rf" = \mathbf{{{latex_number(round(paged.wasted_tokens / n_requests, 1), lang)}}} < {block_size}",
+)
+st.markdown(t("paged_attention.formula_text"))
+
+# ---------------------------------------------------------------- the block map
+
+st.subheader(t("paged_attention.map_title"))
+slots_per_cell = cell_slots(map_blocks * block_size)
+st.markdown(
+    t(
+        "paged_attention.map_text",
+        slots=ui.num(format_tokens(map_blocks * block_size)),
+        reservations=MAP_RESERVATIONS,
+        placed_contiguous=maps["contiguous"].requests_placed,
+        placed_paged=maps["paged"].requests_placed,
+    )
+)
+lesson.chart(
+    block_map_figure(
+        maps=maps,
+        slots_per_cell=slots_per_cell,
+        labels={
+            "title": t("paged_attention.map_chart_title"),
+            "subtitle": t("paged_attention.map_chart_subtitle", slots=ui.num(format_tokens(slots_per_cell))),
+            "contiguous": t("paged_attention.contiguous"),
+            "paged": t("paged_attention.paged"),
+            "request": t("paged_attention.request"),
+            "reserved": t("paged_attention.reserved_empty"),
+            "free": t("paged_attention.free"),
+            "x_title": t("paged_attention.map_axis_x"),
+            "y_title": t("paged_attention.map_axis_y"),
+        },
+    ),
+    key="pa_map_chart",
+)
+st.markdown(t("paged_attention.fragmentation_note"))

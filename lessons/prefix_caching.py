@@ -1,0 +1,296 @@
+"""Prefix caching: B requests share a P-token system prompt. Memory, prefill and price, with and without the cache.
+
+Widgets → kvcore.paging → figures → text. Every number shown comes from a kvcore call.
+"""
+
+import streamlit as st
+
+import kvcore
+import ui
+from charts.prefix_caching import cost_figure, prefix_memory_figure
+from kvcore.paging import cached_prefix_tokens, prefix_memory, prefix_prefill, prompt_cache_cost
+from kvcore.units import format_flop, format_seconds, format_tokens
+from ui import lesson, t
+from ui.formula import latex_number
+
+BLOCK_SIZES = (8, 16, 32, 64, 128)
+#: Seed 002: 100 requests share a 2,000-token system prompt.
+SEED_002 = {
+    "pc_prefix": 2000,
+    "pc_suffix": 200,
+    "pc_requests": 100,
+    "pc_block": 16,
+    "pc_interval": 10,
+    "pc_ttl": 300,
+}
+
+model = ui.current_model()
+gpu = ui.current_gpu()
+
+lesson.header(t("prefix_caching.title"), t("prefix_caching.intro"))
+lesson.presets(
+    [
+        lesson.Preset(
+            label=t("prefix_caching.preset_seed"), help=t("prefix_caching.preset_seed_help"), values=SEED_002
+        ),
+        lesson.Preset(
+            label=t("prefix_caching.preset_short"),
+            help=t("prefix_caching.preset_short_help"),
+            values={**SEED_002, "pc_prefix": 12},
+        ),
+        lesson.Preset(
+            label=t("prefix_caching.preset_slow"),
+            help=t("prefix_caching.preset_slow_help"),
+            values={**SEED_002, "pc_interval": 600},
+        ),
+    ],
+    key="pc_presets",
+)
+
+controls, results = st.columns([1, 2], gap="large")
+
+with controls:
+    prefix_tokens = lesson.slider(
+        t("prefix_caching.prefix"),
+        key="pc_prefix",
+        min_value=0,
+        max_value=32768,
+        value=SEED_002["pc_prefix"],
+        help=t("prefix_caching.prefix_help"),
+    )
+    suffix_tokens = lesson.slider(
+        t("prefix_caching.suffix"),
+        key="pc_suffix",
+        min_value=1,
+        max_value=16384,
+        value=SEED_002["pc_suffix"],
+        help=t("prefix_caching.suffix_help"),
+    )
+    requests = lesson.slider(
+        t("prefix_caching.requests"),
+        key="pc_requests",
+        min_value=1,
+        max_value=1000,
+        value=SEED_002["pc_requests"],
+        help=t("prefix_caching.requests_help"),
+    )
+    block_size = lesson.select_slider(
+        t("prefix_caching.block"),
+        key="pc_block",
+        options=BLOCK_SIZES,
+        value=SEED_002["pc_block"],
+        help=t("prefix_caching.block_help"),
+    )
+    with lesson.secondary():
+        price = lesson.slider(
+            t("prefix_caching.price"),
+            key="pc_price",
+            min_value=0.1,
+            max_value=30.0,
+            value=3.0,
+            step=0.1,
+            help=t("prefix_caching.price_help"),
+        )
+        read_multiplier = lesson.slider(
+            t("prefix_caching.read"),
+            key="pc_read",
+            min_value=0.0,
+            max_value=1.0,
+            value=0.10,
+            step=0.01,
+            help=t("prefix_caching.read_help"),
+        )
+        write_multiplier = lesson.slider(
+            t("prefix_caching.write"),
+            key="pc_write",
+            min_value=0.5,
+            max_value=2.0,
+            value=1.0,
+            step=0.05,
+            help=t("prefix_caching.write_help"),
+        )
+        ttl_s = lesson.slider(
+            t("prefix_caching.ttl"),
+            key="pc_ttl",
+            min_value=0,
+            max_value=3600,
+            value=SEED_002["pc_ttl"],
+            step=30,
+            help=t("prefix_caching.ttl_help"),
+        )
+        interval_s = lesson.slider(
+            t("prefix_caching.interval"),
+            key="pc_interval",
+            min_value=0,
+            max_value=3600,
+            value=SEED_002["pc_interval"],
+            step=5,
+            help=t("prefix_caching.interval_help"),
+        )
+
+try:
+    bytes_per_token = kvcore.kv_bytes_per_token(model)
+    common = {"prefix_tokens": prefix_tokens, "suffix_tokens": suffix_tokens, "requests": requests}
+    cached = float(
+        cached_prefix_tokens(prefix_tokens=prefix_tokens, suffix_tokens=suffix_tokens, block_size=block_size)
+    )
+    memory = prefix_memory(block_size=block_size, bytes_per_token=bytes_per_token, **common)
+    prefill = prefix_prefill(model, peak_flop_per_s=gpu.bf16_dense_flop_per_s, block_size=block_size, **common)
+    cost = prompt_cache_cost(
+        input_usd_per_mtok=price,
+        interval_s=interval_s,
+        ttl_s=ttl_s,
+        cache_write_multiplier=write_multiplier,
+        cache_read_multiplier=read_multiplier,
+        **common,
+    )
+except ValueError as error:
+    st.error(t("error.bad_combination", detail=str(error)))
+    st.stop()
+
+
+def usd(value: float) -> str:
+    """A price in USD, with four decimals below one dollar (a single request costs fractions of a cent)."""
+    return ui.num(f"{value:,.{2 if abs(value) >= 1 else 4}f} USD")
+
+
+shared_blocks = int(cached // block_size)
+unit = lesson.memory_unit()
+
+with results:
+    row = st.columns(3)
+    row[0].metric(
+        t("prefix_caching.metric_blocks"),
+        ui.num(format_tokens(shared_blocks)),
+        delta=t("prefix_caching.metric_blocks_delta", tokens=ui.num(format_tokens(cached))),
+        delta_color="off",
+        delta_arrow="off",
+        help=t("prefix_caching.metric_blocks_help"),
+    )
+    row[1].metric(
+        t("prefix_caching.metric_memory"),
+        lesson.mem(float(memory.saved_bytes)),
+        delta=ui.num(f"{float(memory.saved_fraction):.0%}"),
+        delta_color="off",
+        delta_arrow="off",
+        help=t("prefix_caching.metric_memory_help"),
+    )
+    row[2].metric(
+        t("prefix_caching.metric_ttft"),
+        ui.num(format_seconds(float(prefill.ttft_saved_s))),
+        delta=ui.num(format_flop(float(prefill.saved_flops))),
+        delta_color="off",
+        delta_arrow="off",
+        help=t("prefix_caching.metric_ttft_help", gpu=gpu.name),
+    )
+    row = st.columns(3)
+    row[0].metric(t("prefix_caching.metric_cost_without"), usd(float(cost.cost_without_usd)))
+    row[1].metric(t("prefix_caching.metric_cost_with"), usd(float(cost.cost_with_usd)))
+    row[2].metric(
+        t("prefix_caching.metric_cost_saved"),
+        usd(float(cost.saved_usd)),
+        delta=ui.num(f"{float(cost.saved_fraction):.0%}"),
+        delta_color="off",
+        delta_arrow="off",
+    )
+
+    lesson.chart(
+        prefix_memory_figure(
+            block_size=block_size,
+            bytes_per_token=bytes_per_token,
+            separators=ui.separators(),
+            unit_bytes=lesson.memory_unit_bytes(),
+            unit=unit,
+            labels={
+                "title": t("prefix_caching.memory_title"),
+                "subtitle": t(
+                    "prefix_caching.memory_subtitle",
+                    requests=ui.num(format_tokens(requests)),
+                    suffix=ui.num(format_tokens(suffix_tokens)),
+                    block=block_size,
+                    model=model.name,
+                ),
+                "x_title": t("prefix_caching.memory_axis_x"),
+                "y_title": t("prefix_caching.memory_axis_y", unit=unit),
+                "without": t("prefix_caching.without"),
+                "with": t("prefix_caching.with"),
+                "current": t("prefix_caching.current"),
+                "tokens": t("chart.tokens"),
+            },
+            **common,
+        ),
+        key="pc_memory_chart",
+    )
+
+if shared_blocks == 0:
+    st.warning(t("prefix_caching.no_full_block", prefix=prefix_tokens, block=block_size), icon=":material/warning:")
+
+lesson.takeaway(t("prefix_caching.takeaway"))
+
+# ---------------------------------------------------------------- the formula
+
+st.subheader(t("prefix_caching.formula_title"))
+lang = ui.language()
+lesson.formula(
+    t("prefix_caching.formula_symbolic"),
+    rf"{block_size} \cdot \left\lfloor \frac{{{latex_number(prefix_tokens, lang)}}}{{{block_size}}} \right\rfloor"
+    + rf" = {block_size} \cdot {latex_number(shared_blocks, lang)} = \mathbf{{{latex_number(cached, lang)}}}",
+)
+st.markdown(
+    t(
+        "prefix_caching.memory_text",
+        requests=ui.num(format_tokens(requests)),
+        blocks=ui.num(format_tokens(shared_blocks)),
+        saved=lesson.mem(float(memory.saved_bytes)),
+        left=ui.num(format_tokens(prefix_tokens - cached)),
+        flops=ui.num(format_flop(float(prefill.saved_flops))),
+        gpu=gpu.name,
+        ttft_without=ui.num(format_seconds(float(prefill.ttft_without_s))),
+        ttft_with=ui.num(format_seconds(float(prefill.ttft_with_s))),
+    )
+)
+
+# ---------------------------------------------------------------- two caches, one name
+
+st.subheader(t("prefix_caching.price_title"))
+st.markdown(t("prefix_caching.two_caches"))
+lesson.chart(
+    cost_figure(
+        input_usd_per_mtok=price,
+        interval_s=interval_s,
+        ttl_s=ttl_s,
+        cache_write_multiplier=write_multiplier,
+        cache_read_multiplier=read_multiplier,
+        separators=ui.separators(),
+        labels={
+            "title": t("prefix_caching.cost_title"),
+            "subtitle": t(
+                "prefix_caching.cost_subtitle",
+                requests=ui.num(format_tokens(requests)),
+                price=ui.num(f"{price:.2f}"),
+                read=ui.num(f"{read_multiplier:.2f}"),
+                write=ui.num(f"{write_multiplier:.2f}"),
+            ),
+            "x_title": t("prefix_caching.cost_axis_x"),
+            "y_title": t("prefix_caching.cost_axis_y"),
+            "without": t("prefix_caching.cost_without"),
+            "with": t("prefix_caching.cost_with"),
+            "ttl": t("prefix_caching.ttl_line", ttl=ttl_s),
+            "current": t("prefix_caching.current_interval"),
+        },
+        **common,
+    ),
+    key="pc_cost_chart",
+)
+expired = interval_s > ttl_s
+st.markdown(
+    t(
+        "prefix_caching.cost_expired" if expired else "prefix_caching.cost_fresh",
+        interval=interval_s,
+        ttl=ttl_s,
+        writes=ui.num(format_tokens(float(cost.cache_writes))),
+        reads=ui.num(format_tokens(float(cost.cache_reads))),
+        saved=usd(float(cost.saved_usd)),
+    )
+)
+st.caption(t("prefix_caching.price_note"))

@@ -1,0 +1,334 @@
+"""vLLM's KV pool: from the GPU's memory to the start-up log, per GPU, with tensor, pipeline and context parallelism.
+
+Widgets → kvcore → figures → text. Every number shown comes from a kvcore call.
+"""
+
+import numpy as np
+import streamlit as st
+
+import kvcore
+import ui
+from charts.vllm_pool import pool_waterfall_figure, utilization_figure
+from kvcore.units import GiB, format_bytes, format_tokens
+from kvcore.vllm_pool import pool_log, pool_tokens_curve, stage_layers, startup_log_lines
+from ui import lesson, t
+from ui.formula import latex_number
+
+KV_DTYPES = ("bf16", "fp16", "fp8")
+BLOCK_SIZES = (16, 32)
+TP_SIZES = (1, 2, 4, 8)
+PP_SIZES = (1, 2, 4)
+CP_SIZES = (1, 2, 4)
+#: vLLM issue #10517: Llama 3.1 8B, max_model_len 20,000 on a 24 GiB card at u = 0.90. Without chunked
+#: prefill the profile run is max_model_len tokens long, so max_num_batched_tokens = 20,000 too.
+ISSUE_PRESET = {
+    "model": "llama-3.1-8b",
+    "gpu": "rtx-4090",
+    "vp_utilization": 0.90,
+    "vp_max_model_len": 20000,
+    "vp_batched_tokens": 20000,
+    "vp_non_torch": 0.5,
+    "vp_cuda_graphs": 0.5,
+    "vp_block_size": 16,
+    "vp_kv_dtype": "bf16",
+    "vp_tp": 1,
+    "vp_pp": 1,
+    "vp_cp": 1,
+}
+UTILIZATION_AXIS = np.round(np.arange(0.50, 0.981, 0.01), 2)
+
+model = ui.current_model()
+gpu = ui.current_gpu()
+
+lesson.header(t("vllm_pool.title"), t("vllm_pool.intro"))
+lesson.presets(
+    [
+        lesson.Preset(label=t("vllm_pool.preset_issue"), help=t("vllm_pool.preset_issue_help"), values=ISSUE_PRESET),
+        lesson.Preset(
+            label=t("vllm_pool.preset_70b"),
+            help=t("vllm_pool.preset_70b_help"),
+            values={
+                **ISSUE_PRESET,
+                "model": "llama-3.1-70b",
+                "gpu": "h100-sxm",
+                "vp_max_model_len": 131072,
+                "vp_batched_tokens": 8192,
+                "vp_tp": 4,
+            },
+        ),
+        lesson.Preset(
+            label=t("vllm_pool.preset_deepseek"),
+            help=t("vllm_pool.preset_deepseek_help"),
+            values={
+                **ISSUE_PRESET,
+                "model": "deepseek-v3",
+                "gpu": "h200",
+                "vp_max_model_len": 131072,
+                "vp_batched_tokens": 8192,
+                "vp_tp": 8,
+            },
+        ),
+    ],
+    key="vp_presets",
+)
+
+controls, results = st.columns([1, 2], gap="large")
+
+with controls:
+    utilization = lesson.slider(
+        t("vllm_pool.utilization"),
+        key="vp_utilization",
+        min_value=0.50,
+        max_value=0.98,
+        value=0.90,
+        step=0.01,
+        help=t("vllm_pool.utilization_help"),
+    )
+    longest = model.max_position_embeddings
+    max_model_len = lesson.slider(
+        t("vllm_pool.max_model_len"),
+        key="vp_max_model_len",
+        min_value=128,
+        max_value=longest,
+        value=min(8192, longest),
+        step=16,
+        help=t("vllm_pool.max_model_len_help", maximum=ui.num(format_tokens(longest))),
+    )
+    batched_tokens = lesson.slider(
+        t("vllm_pool.batched_tokens"),
+        key="vp_batched_tokens",
+        min_value=512,
+        max_value=65536,
+        value=kvcore.DEFAULT_MAX_NUM_BATCHED_TOKENS,
+        step=16,
+        help=t("vllm_pool.batched_tokens_help"),
+    )
+    with lesson.secondary():
+        non_torch_gib = lesson.slider(
+            t("vllm_pool.non_torch"),
+            key="vp_non_torch",
+            min_value=0.0,
+            max_value=4.0,
+            value=0.5,
+            step=0.05,
+            help=t("vllm_pool.non_torch_help"),
+        )
+        graphs_gib = lesson.slider(
+            t("vllm_pool.cuda_graphs"),
+            key="vp_cuda_graphs",
+            min_value=0.0,
+            max_value=4.0,
+            value=0.5,
+            step=0.05,
+            help=t("vllm_pool.cuda_graphs_help"),
+        )
+        block_size = lesson.choice(t("vllm_pool.block_size"), key="vp_block_size", options=BLOCK_SIZES, default=16)
+        kv_dtype = lesson.choice(t("vllm_pool.kv_dtype"), key="vp_kv_dtype", options=KV_DTYPES, default="bf16")
+        tp = lesson.select_slider(
+            t("vllm_pool.tp"), key="vp_tp", options=TP_SIZES, value=1, help=t("vllm_pool.tp_help")
+        )
+        pp = lesson.select_slider(
+            t("vllm_pool.pp"), key="vp_pp", options=PP_SIZES, value=1, help=t("vllm_pool.pp_help")
+        )
+        cp = lesson.select_slider(
+            t("vllm_pool.cp"), key="vp_cp", options=CP_SIZES, value=1, help=t("vllm_pool.cp_help")
+        )
+
+try:
+    kv_bytes = kvcore.bytes_per_value(kv_dtype)
+    weights = kvcore.model_weights_bytes(model, bytes_per_param=kvcore.bytes_per_value(model.weights_dtype))
+    log = pool_log(
+        model,
+        memory_bytes=gpu.memory_bytes,
+        utilization=utilization,
+        weights_bytes=weights,
+        max_model_len=max_model_len,
+        max_num_batched_tokens=batched_tokens,
+        non_torch_bytes=non_torch_gib * GiB,
+        cuda_graph_bytes=graphs_gib * GiB,
+        block_size=block_size,
+        bytes_per_value=kv_bytes,
+        tp=tp,
+        pp=pp,
+        cp=cp,
+    )
+    curve_blocks, curve_tokens = pool_tokens_curve(
+        model,
+        memory_bytes=gpu.memory_bytes,
+        utilization=UTILIZATION_AXIS,
+        weights_bytes=weights,
+        max_num_batched_tokens=batched_tokens,
+        non_torch_bytes=non_torch_gib * GiB,
+        cuda_graph_bytes=graphs_gib * GiB,
+        block_size=block_size,
+        bytes_per_value=kv_bytes,
+        tp=tp,
+        pp=pp,
+        cp=cp,
+    )
+    heads_per_rank = kvcore.kv_heads_per_gpu(max(model.num_key_value_heads, 1), tp)
+    layers_per_stage = stage_layers(model.num_hidden_layers, pp)
+except ValueError as error:
+    st.error(t("error.bad_combination", detail=str(error)))
+    st.stop()
+
+unit = lesson.memory_unit()
+lines = startup_log_lines(log)
+
+with results:
+    row = st.columns(2)
+    row[0].metric(t("vllm_pool.metric_pool"), lesson.mem(log.kv_pool_bytes), help=t("vllm_pool.metric_pool_help"))
+    row[1].metric(t("vllm_pool.metric_blocks"), ui.num(format_tokens(log.num_blocks)))
+    row = st.columns(2)
+    row[0].metric(t("vllm_pool.metric_tokens"), ui.num(format_tokens(log.tokens)))
+    row[1].metric(
+        t("vllm_pool.metric_concurrency", length=ui.num(format_tokens(max_model_len))),
+        ui.num(f"{log.max_concurrency:.2f}×"),
+    )
+    figure = pool_waterfall_figure(
+        log=log,
+        separators=ui.separators(),
+        unit_bytes=lesson.memory_unit_bytes(),
+        unit=unit,
+        labels={
+            "title": t("vllm_pool.waterfall_title"),
+            "subtitle": t("vllm_pool.waterfall_subtitle", gpu=gpu.name, model=model.name, gpus=log.gpus),
+            "y_title": t("vllm_pool.waterfall_axis", unit=unit),
+            "vram": t("vllm_pool.bar_vram"),
+            "held_back": t("vllm_pool.bar_held_back", u=ui.num(f"{utilization:.2f}")),
+            "weights": t("chart.weights"),
+            "activation": t("vllm_pool.bar_activation"),
+            "non_torch": t("vllm_pool.bar_non_torch"),
+            "cuda_graphs": t("vllm_pool.bar_cuda_graphs"),
+            "pool": t("vllm_pool.bar_pool"),
+        },
+    )
+    lesson.chart(figure, key="vp_waterfall")
+
+# ---------------------------------------------------------------- the start-up log
+
+st.subheader(t("vllm_pool.log_title"))
+st.code("\n".join(lines), language="text")
+if not log.has_pool:
+    st.warning(
+        t(
+            "vllm_pool.no_pool",
+            weights=lesson.mem(log.weights_bytes),
+            usable=lesson.mem(log.memory_bytes - log.held_back_bytes),
+        ),
+        icon=":material/block:",
+    )
+elif not log.fits:
+    st.warning(
+        t(
+            "vllm_pool.does_not_fit",
+            length=ui.num(format_tokens(max_model_len)),
+            needed=lesson.mem(log.needed_bytes),
+            pool=lesson.mem(log.kv_pool_bytes),
+            estimated=ui.num(format_tokens(log.estimated_max_model_len)),
+        ),
+        icon=":material/warning:",
+    )
+else:
+    st.success(
+        t(
+            "vllm_pool.fits",
+            tokens=ui.num(format_tokens(log.tokens)),
+            length=ui.num(format_tokens(max_model_len)),
+            concurrency=ui.num(f"{log.max_concurrency:.2f}"),
+        ),
+        icon=":material/check_circle:",
+    )
+
+lesson.takeaway(t("vllm_pool.takeaway"))
+
+# ---------------------------------------------------------------- the formula
+
+
+def latex_size(num_bytes: float) -> str:
+    """A size as LaTeX in the chosen unit: '14{,}96\\ \\text{GiB}'."""
+    number, unit_text = lesson.mem(num_bytes).rsplit(" ", 1)
+    return number.replace(",", "{,}") + r"\ \text{" + unit_text + "}"
+
+
+lang = ui.language()
+lesson.formula(
+    r"\text{pool} = M \cdot u - W - A - N - G",
+    rf"{latex_size(log.memory_bytes)} \cdot {latex_number(round(utilization, 2), lang)}"
+    + rf" - {latex_size(log.weights_bytes)} - {latex_size(log.activation_bytes)}"
+    + rf" - {latex_size(log.non_torch_bytes)} - {latex_size(log.cuda_graph_bytes)}"
+    + rf" = \mathbf{{{latex_size(log.kv_pool_bytes)}}}",
+)
+per_token_text = ui.num(format_bytes(log.bytes_per_token))
+per_token_number, per_token_unit = per_token_text.rsplit(" ", 1)
+lesson.formula(
+    r"\text{blocks} = \left\lfloor \frac{\text{pool}}{\text{block\_size} \cdot \text{bytes/token}} \right\rfloor",
+    r"\left\lfloor \frac{"
+    + latex_size(max(log.kv_pool_bytes, 0.0))
+    + r"}{"
+    + rf"{block_size} \cdot {per_token_number.replace(',', '{,}')}\ \text{{{per_token_unit}}}"
+    + r"} \right\rfloor = \mathbf{"
+    + latex_number(log.num_blocks, lang)
+    + r"}",
+)
+st.markdown(
+    t(
+        "vllm_pool.steps",
+        per_token=per_token_text,
+        blocks=ui.num(format_tokens(log.num_blocks)),
+        block_size=block_size,
+        tokens=ui.num(format_tokens(log.tokens)),
+        length=ui.num(format_tokens(max_model_len)),
+        concurrency=ui.num(f"{log.max_concurrency:.2f}"),
+        activation=lesson.mem(log.activation_bytes),
+        batched=ui.num(format_tokens(batched_tokens)),
+    )
+)
+
+# ---------------------------------------------------------------- utilization against tokens
+
+st.subheader(t("vllm_pool.curve_title"))
+utilization_chart = utilization_figure(
+    utilization=UTILIZATION_AXIS,
+    blocks=curve_blocks,
+    tokens=curve_tokens,
+    current=log,
+    separators=ui.separators(),
+    labels={
+        "title": t("vllm_pool.curve_chart_title"),
+        "subtitle": t("vllm_pool.waterfall_subtitle", gpu=gpu.name, model=model.name, gpus=log.gpus),
+        "x_title": t("vllm_pool.curve_axis_x"),
+        "y_title": t("vllm_pool.curve_axis_y"),
+        "tokens": t("chart.tokens"),
+        "blocks": t("vllm_pool.hover_blocks"),
+        "current": t("vllm_pool.curve_current"),
+        "request": t("vllm_pool.curve_request"),
+    },
+)
+lesson.chart(utilization_chart, key="vp_curve")
+
+# ---------------------------------------------------------------- parallelism
+
+st.subheader(t("vllm_pool.parallel_title"))
+if model.attention_type == "MLA":
+    st.markdown(t("vllm_pool.tp_mla", tp=tp))
+else:
+    st.markdown(
+        t(
+            "vllm_pool.tp_heads",
+            tp=tp,
+            heads=model.num_key_value_heads,
+            per_rank=heads_per_rank,
+        )
+    )
+    if tp > model.num_key_value_heads:
+        st.caption(t("vllm_pool.tp_replicated", copies=tp // max(model.num_key_value_heads, 1)))
+st.markdown(t("vllm_pool.pp_text", pp=pp, layers=model.num_hidden_layers, per_stage=layers_per_stage))
+st.markdown(
+    t(
+        "vllm_pool.cp_text",
+        cp=cp,
+        length=ui.num(format_tokens(max_model_len)),
+        per_rank=ui.num(format_tokens(-(-max_model_len // cp))),
+    )
+)

@@ -1,0 +1,117 @@
+"""The PagedAttention lesson: the same requests reserved whole or block by block, numbers from kvcore.paging."""
+
+from __future__ import annotations
+
+import pytest
+
+import kvcore
+from i18n import LANGUAGES, translate
+from kvcore.paging import SHAREGPT_ON_OPT, allocation_report, request_lengths_tokens, requests_that_fit
+from kvcore.units import format_gib
+
+PAGE = "lessons/paged_attention.py"
+TRICKY = ["gpt2", "deepseek-v3", "gemma-3-27b", "qwen3-next-80b-a3b"]
+DEFAULTS = {"mean": 499, "spread": 0.8, "max_len": 2048, "block": 16, "requests": 1000, "pool": 262144, "seed": 0}
+
+
+def open_page(app, **params: str):
+    app.query_params.update({"lang": "en", **params})
+    app.run()
+    return app.switch_page(PAGE).run()
+
+
+def metric(app, key: str, lang: str = "en") -> str:
+    label = translate(lang, key)
+    [match] = [m for m in app.metric if m.label == label]
+    return match.value
+
+
+def expected(**knobs):
+    k = DEFAULTS | knobs
+    lengths = request_lengths_tokens(
+        k["requests"], mean_tokens=k["mean"], spread=k["spread"], max_model_len=k["max_len"], seed=k["seed"]
+    )
+    common = {"max_model_len": k["max_len"], "block_size": k["block"]}
+    reports = {scheme: allocation_report(lengths, scheme=scheme, **common) for scheme in ("contiguous", "paged")}
+    fits = {
+        scheme: int(requests_that_fit(pool_tokens=k["pool"], lengths_tokens=lengths, scheme=scheme, **common))
+        for scheme in ("contiguous", "paged")
+    }
+    return reports, fits
+
+
+def shown_percent(fraction: float) -> str:
+    return f"{fraction:.1%}"
+
+
+def test_the_default_page_shows_kvcores_waste(app):
+    open_page(app)
+    reports, fits = expected()
+    assert metric(app, "paged_attention.metric_waste_contiguous") == shown_percent(reports["contiguous"].waste_fraction)
+    assert metric(app, "paged_attention.metric_waste_paged") == shown_percent(reports["paged"].waste_fraction)
+    assert metric(app, "paged_attention.metric_fit") == f"{fits['contiguous']} → {fits['paged']}"
+
+
+def test_moving_the_mean_length_changes_the_contiguous_waste(app):
+    open_page(app)
+    app.slider(key="pa_mean").set_value(1000).run()
+    reports, _ = expected(mean=1000)
+    assert metric(app, "paged_attention.metric_waste_contiguous") == shown_percent(reports["contiguous"].waste_fraction)
+
+
+def test_the_waste_memory_uses_the_models_bytes_per_token(app, models):
+    open_page(app)
+    reports, _ = expected()
+    per_token = kvcore.kv_bytes_per_token(models["llama-3.1-8b"])
+    [shown] = [m for m in app.metric if m.label == translate("en", "paged_attention.metric_waste_contiguous")]
+    assert shown.proto.delta == format_gib(reports["contiguous"].wasted_tokens * per_token)
+
+
+def test_the_sharegpt_preset_reproduces_the_papers_60_to_80_percent(app):
+    open_page(app, pa_mean="3000", pa_block="64")
+    app.button(key="pa_presets_0").click().run()
+    assert app.slider(key="pa_mean").value == SHAREGPT_ON_OPT.mean_tokens
+    assert app.select_slider(key="pa_block").value == 16
+    reports, _ = expected()
+    assert 0.6 <= reports["contiguous"].waste_fraction <= 0.8
+    assert any(warning.value.startswith("**76.9% of the reserved memory is empty**") for warning in app.warning)
+
+
+def test_the_128k_preset_wastes_almost_everything(app):
+    open_page(app)
+    app.button(key="pa_presets_1").click().run()
+    assert app.select_slider(key="pa_max_len").value == 131072
+    reports, _ = expected(mean=800, spread=1.0, max_len=131072, pool=1048576)
+    assert metric(app, "paged_attention.metric_waste_contiguous") == shown_percent(reports["contiguous"].waste_fraction)
+    assert reports["contiguous"].waste_fraction > 0.99
+
+
+def test_the_block_128_preset_raises_paged_waste(app):
+    open_page(app)
+    app.button(key="pa_presets_2").click().run()
+    reports, _ = expected(block=128)
+    assert metric(app, "paged_attention.metric_waste_paged") == shown_percent(reports["paged"].waste_fraction)
+
+
+def test_a_link_restores_every_setting(app):
+    open_page(app, pa_mean="700", pa_spread="1.5", pa_max_len="4096", pa_block="32", pa_requests="500", pa_seed="7")
+    assert app.slider(key="pa_spread").value == 1.5
+    assert app.select_slider(key="pa_max_len").value == 4096
+    reports, _ = expected(mean=700, spread=1.5, max_len=4096, block=32, requests=500, seed=7)
+    assert metric(app, "paged_attention.metric_waste_paged") == shown_percent(reports["paged"].waste_fraction)
+
+
+def test_a_bad_value_in_the_link_gives_a_notice_and_the_default(app):
+    open_page(app, pa_mean="huge")
+    assert not app.exception
+    assert app.slider(key="pa_mean").value == 499
+    assert any("`pa_mean`" in info.value for info in app.info)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("model", TRICKY)
+def test_the_page_takes_any_model_in_both_languages(app, lang, model):
+    open_page(app, lang=lang, model=model, gpu="rtx-4090")
+    assert not app.exception, [exception.value for exception in app.exception]
+    assert not app.error
+    assert len(app.get("plotly_chart")) == 2

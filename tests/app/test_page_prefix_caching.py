@@ -1,0 +1,111 @@
+"""The prefix-caching lesson: shared full blocks, prefill saved and the provider's price, all from kvcore.paging."""
+
+from __future__ import annotations
+
+import pytest
+
+import kvcore
+from i18n import LANGUAGES, translate
+from kvcore.paging import cached_prefix_tokens, prefix_memory, prompt_cache_cost
+from kvcore.units import format_gib, format_tokens
+
+PAGE = "lessons/prefix_caching.py"
+TRICKY = ["gpt2", "deepseek-v3", "gemma-3-27b", "qwen3-next-80b-a3b"]
+DEFAULTS = {"prefix": 2000, "suffix": 200, "requests": 100, "block": 16}
+PRICE = {"input_usd_per_mtok": 3.0, "ttl_s": 300, "cache_write_multiplier": 1.0, "cache_read_multiplier": 0.1}
+
+
+def open_page(app, **params: str):
+    app.query_params.update({"lang": "en", **params})
+    app.run()
+    return app.switch_page(PAGE).run()
+
+
+def metric(app, key: str) -> str:
+    [match] = [m for m in app.metric if m.label == translate("en", key)]
+    return match.value
+
+
+def saved_memory(models, **knobs) -> str:
+    k = DEFAULTS | knobs
+    memory = prefix_memory(
+        prefix_tokens=k["prefix"],
+        suffix_tokens=k["suffix"],
+        requests=k["requests"],
+        block_size=k["block"],
+        bytes_per_token=kvcore.kv_bytes_per_token(models["llama-3.1-8b"]),
+    )
+    return format_gib(float(memory.saved_bytes))
+
+
+def usd(value: float) -> str:
+    return f"{value:,.{2 if abs(value) >= 1 else 4}f} USD"
+
+
+def test_the_default_page_is_seed_002(app, models):
+    open_page(app)
+    assert metric(app, "prefix_caching.metric_blocks") == "125"
+    assert metric(app, "prefix_caching.metric_memory") == saved_memory(models)
+
+
+def test_moving_the_prefix_slider_changes_the_shared_blocks_and_memory(app, models):
+    open_page(app)
+    app.slider(key="pc_prefix").set_value(1000).run()
+    cached = cached_prefix_tokens(prefix_tokens=1000, suffix_tokens=200, block_size=16)
+    assert metric(app, "prefix_caching.metric_blocks") == format_tokens(cached / 16)
+    assert metric(app, "prefix_caching.metric_memory") == saved_memory(models, prefix=1000)
+
+
+def test_the_costs_are_kvcores(app):
+    open_page(app)
+    cost = prompt_cache_cost(prefix_tokens=2000, suffix_tokens=200, requests=100, interval_s=10, **PRICE)
+    assert metric(app, "prefix_caching.metric_cost_without") == usd(float(cost.cost_without_usd))
+    assert metric(app, "prefix_caching.metric_cost_with") == usd(float(cost.cost_with_usd))
+
+
+def test_a_prefix_shorter_than_one_block_shares_nothing(app):
+    open_page(app)
+    app.button(key="pc_presets_1").click().run()
+    assert app.slider(key="pc_prefix").value == 12
+    assert metric(app, "prefix_caching.metric_blocks") == "0"
+    assert any(warning.value.startswith("**Nothing is shared.**") for warning in app.warning)
+
+
+def test_requests_slower_than_the_ttl_write_every_time(app):
+    open_page(app)
+    app.button(key="pc_presets_2").click().run()
+    assert app.slider(key="pc_interval").value == 600
+    cost = prompt_cache_cost(prefix_tokens=2000, suffix_tokens=200, requests=100, interval_s=600, **PRICE)
+    assert float(cost.cache_writes) == 100
+    assert metric(app, "prefix_caching.metric_cost_with") == usd(float(cost.cost_with_usd))
+
+
+def test_the_seed_preset_brings_back_seed_002(app):
+    open_page(app, pc_prefix="500", pc_block="64")
+    app.button(key="pc_presets_0").click().run()
+    assert app.slider(key="pc_prefix").value == 2000
+    assert app.select_slider(key="pc_block").value == 16
+
+
+def test_a_link_restores_every_setting(app, models):
+    open_page(app, pc_prefix="4000", pc_suffix="50", pc_requests="10", pc_block="64", pc_read="0.25")
+    assert app.slider(key="pc_read").value == 0.25
+    assert metric(app, "prefix_caching.metric_memory") == saved_memory(
+        models, prefix=4000, suffix=50, requests=10, block=64
+    )
+
+
+def test_a_bad_value_in_the_link_gives_a_notice_and_the_default(app):
+    open_page(app, pc_prefix="-5")
+    assert not app.exception
+    assert app.slider(key="pc_prefix").value == 2000
+    assert any("`pc_prefix`" in info.value for info in app.info)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("model", TRICKY)
+def test_the_page_takes_any_model_in_both_languages(app, lang, model):
+    open_page(app, lang=lang, model=model, gpu="rtx-4090")
+    assert not app.exception, [exception.value for exception in app.exception]
+    assert not app.error
+    assert len(app.get("plotly_chart")) == 2

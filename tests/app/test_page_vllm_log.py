@@ -1,0 +1,207 @@
+"""The vLLM log lesson: a pasted log is read and reconciled as kvcore.vllm_log does; nothing pasted breaks it."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from i18n import LANGUAGES, translate
+from kvcore.units import format_tokens
+from kvcore.vllm_log import MAX_LINES, parse_vllm_log, reconcile
+
+PAGE = "lessons/vllm_log.py"
+LOGS = Path(__file__).resolve().parents[2] / "data" / "vllm_logs"
+#: The presets, in order: (excerpt, model id, weights bytes per parameter for the check).
+PRESETS = [
+    ("vllm_10517_llama31_8b_20k", "llama-3.1-8b", None),
+    ("vllm_10517_llama31_8b_29k", "llama-3.1-8b", None),
+    ("lmcache_1739_qwen3_14b_v1", "qwen3-14b", None),
+    ("mlperf_550_llama31_8b_v1_error", "llama-3.1-8b", None),
+    ("vllm_13882_qwen25_7b_negative_kv", "qwen2.5-7b", None),
+    ("vllm_pr12569_llama31_70b_w8a8_v1", "llama-3.1-70b", 1.0),
+]
+STATUS_KEYS = {
+    "agree": "vllm_log.status_agree",
+    "differ": "vllm_log.status_differ",
+    "cannot_check": "vllm_log.status_cannot_check",
+}
+TRICKY = [
+    ("gpt2", "rtx-3060-12gb"),
+    ("deepseek-v3", "h100-sxm"),
+    ("gemma-3-27b", "m4-max-128gb"),
+    ("qwen3-next-80b-a3b", "a100-80gb"),
+    ("falcon-7b", "t4"),
+    ("llama-3.1-405b", "rtx-4090"),
+    ("gpt-oss-120b", "mi300x"),
+]
+GPU_MEMORY_DEFAULT = "rtx-4090"
+
+
+def excerpt(name: str) -> str:
+    return (LOGS / f"{name}.txt").read_text(encoding="utf-8").partition("\n")[2]
+
+
+def open_page(app, **params: str):
+    app.query_params.update({"lang": "en", **params})
+    app.run()
+    return app.switch_page(PAGE).run()
+
+
+def paste(app, text: str):
+    return app.text_area(key="vl_text").input(text).run()
+
+
+def metric(app, key: str, **fill: object) -> str:
+    label = translate("en", key, **fill)
+    [match] = [m for m in app.metric if m.label == label]
+    return match.value
+
+
+def expected(models, gpus, text: str, *, model_id="llama-3.1-8b", gpu_id=GPU_MEMORY_DEFAULT, context=8192, **kw):
+    log = parse_vllm_log(text)
+    fill = {}
+    if log.total_gpu_memory_bytes is None:
+        fill["total_gpu_memory_bytes"] = gpus[gpu_id].memory_bytes
+    if log.gpu_memory_utilization is None:
+        fill["gpu_memory_utilization"] = 0.90
+    return log, reconcile(dataclasses.replace(log, **fill), models[model_id], context_tokens=context, **kw)
+
+
+def check_lines(app) -> list[str]:
+    return [md.value for md in app.markdown if "** — " in md.value]
+
+
+def shown_statuses(app) -> dict[str, str]:
+    """Check name → status text, as the page writes them."""
+    statuses = {}
+    for line in check_lines(app):
+        name, _, status = line.partition("** — ")
+        statuses[name.split("**", 1)[1]] = status
+    return statuses
+
+
+def kvcore_statuses(result) -> dict[str, str]:
+    return {
+        translate("en", f"vllm_log.check_{check.kind}"): translate("en", STATUS_KEYS[check.status])
+        for check in result.checks
+        if not (check.status == "cannot_check" and check.reason == "not_in_log" and check.logged is None)
+    }
+
+
+def test_the_default_page_reads_issue_10517_and_shows_kvcores_advice(app, models, gpus):
+    open_page(app)
+    assert not app.exception
+    _, result = expected(models, gpus, excerpt(PRESETS[0][0]))
+    assert metric(app, "vllm_log.metric_longest") == format_tokens(result.advice.longest_context_tokens)
+    assert metric(app, "vllm_log.metric_users", context="8,192") == f"{result.advice.users_at_context:,.2f}"
+    assert metric(app, "vllm_log.metric_fp8") == format_tokens(result.advice.fp8_longest_context_tokens)
+    assert shown_statuses(app) == kvcore_statuses(result)
+    assert shown_statuses(app)["GPU blocks"] == "agrees"
+
+
+def test_moving_the_context_slider_changes_the_users_that_fit(app, models, gpus):
+    open_page(app)
+    app.slider(key="vl_context").set_value(4096).run()
+    _, result = expected(models, gpus, excerpt(PRESETS[0][0]), context=4096)
+    assert metric(app, "vllm_log.metric_users", context="4,096") == f"{result.advice.users_at_context:,.2f}"
+
+
+@pytest.mark.parametrize(("index", "preset"), list(enumerate(PRESETS)), ids=[name for name, *_ in PRESETS])
+def test_each_preset_fills_the_log_picks_its_model_and_shows_kvcores_statuses(app, models, gpus, index, preset):
+    name, model_id, weights = preset
+    open_page(app)
+    app.button(key=f"vl_presets_{index}").click().run()
+    assert not app.exception
+    assert app.session_state["model"] == model_id
+    assert app.text_area(key="vl_text").value == excerpt(name)
+    _, result = expected(models, gpus, excerpt(name), model_id=model_id, weights_bytes_per_param=weights)
+    assert shown_statuses(app) == kvcore_statuses(result)
+
+
+def test_the_29k_log_says_it_does_not_fit_and_names_a_utilisation(app, models, gpus):
+    open_page(app)
+    app.button(key="vl_presets_1").click().run()
+    _, result = expected(models, gpus, excerpt(PRESETS[1][0]))
+    util = result.advice.gpu_memory_utilization_to_fit
+    assert util is not None and util <= 1.0
+    [warning] = [w.value for w in app.warning if w.value.startswith("**It does not fit.**")]
+    assert f"**{util:.2f}**" in warning
+
+
+def test_an_fp8_override_makes_the_bytes_per_token_differ(app, models, gpus):
+    open_page(app)
+    app.button_group(key="vl_kv_dtype").set_value("fp8").run()
+    _, result = expected(models, gpus, excerpt(PRESETS[0][0]), kv_bytes_per_value=1.0)
+    assert result.check("bytes_per_token").status == "differ"
+    assert shown_statuses(app)["Bytes per token"] == "differs"
+
+
+def test_a_pasted_log_lists_its_numbers_and_its_ignored_lines(app):
+    open_page(app)
+    text = (
+        "INFO 10-03 [gpu_worker.py:298] Available KV cache memory: 6.51 GiB\n"
+        "hello there\n"
+        "INFO 10-03 [kv_cache_utils.py:864] GPU KV cache size: 42,656 tokens\n"
+    )
+    paste(app, text)
+    assert not app.exception
+    table = app.dataframe[0].value
+    fields = dict(zip(table["Field"], table["Value"], strict=True))
+    assert fields["gpu_kv_cache_tokens"] == "42,656"
+    assert fields["available_kv_cache_bytes"] == "6.51 GiB"
+    assert list(table["Line"]) == [1, 3]
+    assert [code.value for code in app.code] == ["hello there"]
+
+
+def test_pasted_markup_is_shown_as_text_never_rendered(app):
+    open_page(app)
+    text = "<script>alert(1)</script>\n[x](javascript:alert(1))\n**bold** GPU KV cache size: 1,024 tokens <b>x</b>"
+    paste(app, text)
+    assert not app.exception
+    rendered = [md.value for md in app.markdown] + [c.value for c in app.caption] + [w.value for w in app.warning]
+    assert not [value for value in rendered if "<script>" in value or "javascript:" in value or "<b>" in value]
+    assert app.code[0].value == "<script>alert(1)</script>\n[x](javascript:alert(1))"
+    assert "<b>x</b>" in app.dataframe[0].value["Text"][0]
+
+
+def test_a_megabyte_of_junk_is_truncated_without_an_exception(app):
+    open_page(app)
+    # More than the box takes (a browser stops at max_chars; the session can still hold more).
+    app.session_state["vl_text"] = ("junk \x1b[31m<i>ß</i> " * 40 + "\n") * 3000
+    app.run()
+    assert not app.exception
+    assert any(w.value.startswith("The text is long") for w in app.warning)
+    assert any(i.value.startswith("No line here looks like") for i in app.info)
+
+
+def test_more_lines_than_the_parser_reads_are_cut_with_a_notice(app):
+    open_page(app)
+    paste(app, "x\n" * (MAX_LINES + 10))
+    assert not app.exception
+    assert any(w.value.startswith("The text is long") for w in app.warning)
+    assert app.code[0].value == "\n".join(["x"] * MAX_LINES)
+
+
+def test_an_empty_box_asks_for_a_log_and_still_teaches(app):
+    open_page(app)
+    paste(app, "")
+    assert not app.exception
+    assert any(i.value.startswith("No line here looks like") for i in app.info)
+    assert app.latex and app.slider(key="vl_context")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_page_runs_in_both_languages(app, lang):
+    open_page(app, lang=lang)
+    assert not app.exception
+    assert app.title[0].value == translate(lang, "vllm_log.title")
+
+
+@pytest.mark.parametrize(("model_id", "gpu_id"), TRICKY)
+def test_tricky_models_never_break_the_page(app, model_id, gpu_id):
+    open_page(app, model=model_id, gpu=gpu_id)
+    assert not app.exception, [e.value for e in app.exception]
+    starts = tuple(translate(lang, "error.bad_combination", detail="")[:20] for lang in LANGUAGES)
+    assert not [error for error in app.error if error.value.startswith(starts)]
