@@ -24,8 +24,6 @@ from kvcore.attention import (
 )
 from kvcore.units import (
     format_bandwidth,
-    format_bytes,
-    format_bytes_decimal,
     format_flop,
     format_gb,
     format_gib,
@@ -131,11 +129,6 @@ decimal = lesson.memory_unit() == "GB"
 unit, unit_bytes = lesson.memory_unit(), lesson.memory_unit_bytes()
 
 
-def size(num_bytes: float) -> str:
-    """A size in the unit family the sidebar chose, scaled to read well (16 KiB, not 0 GiB)."""
-    return ui.num(format_bytes_decimal(num_bytes) if decimal else format_bytes(num_bytes))
-
-
 try:
     b = kvcore.bytes_per_value(dtype)
     knobs = {"tokens": tokens, "heads": heads, "batch": batch, "bytes_per_value": b}
@@ -160,20 +153,24 @@ with results:
     row = st.columns(2)
     row[0].metric(
         t("flash_attention.metric_scores"),
-        size(scores),
+        lesson.size(scores),
         help=t("flash_attention.metric_scores_help", memory=lesson.mem(gpu.memory_bytes), gpu=gpu.name),
     )
-    row[1].metric(t("flash_attention.metric_stats"), size(stats), help=t("flash_attention.metric_stats_help"))
+    row[1].metric(t("flash_attention.metric_stats"), lesson.size(stats), help=t("flash_attention.metric_stats_help"))
     row = st.columns(2)
     row[0].metric(
         t("flash_attention.metric_traffic"),
         ui.num(f"{format_quantity(saving)}×"),
-        help=t("flash_attention.metric_traffic_help", standard=size(traffic_standard), flash=size(traffic_flash)),
+        help=t(
+            "flash_attention.metric_traffic_help",
+            standard=lesson.size(traffic_standard),
+            flash=lesson.size(traffic_flash),
+        ),
     )
     row[1].metric(
         t("flash_attention.metric_kv"),
-        size(kv_flash),
-        help=t("flash_attention.metric_kv_help", without=size(kv_standard), with_flash=size(kv_flash)),
+        lesson.size(kv_flash),
+        help=t("flash_attention.metric_kv_help", without=lesson.size(kv_standard), with_flash=lesson.size(kv_flash)),
     )
     if scores > gpu.memory_bytes:
         st.warning(
@@ -225,7 +222,7 @@ st.markdown(
         "flash_attention.memory_text",
         tokens=ui.num(format_tokens(tokens)),
         scores=lesson.mem(scores),
-        stats=size(stats),
+        stats=lesson.size(stats),
         kv=lesson.mem(kv_flash),
         gpu=gpu.name,
         memory=lesson.mem(gpu.memory_bytes),
@@ -289,8 +286,8 @@ lesson.chart(
 st.markdown(
     t(
         "flash_attention.traffic_text",
-        standard=size(traffic_standard),
-        flash=size(traffic_flash),
+        standard=lesson.size(traffic_standard),
+        flash=lesson.size(traffic_flash),
         saving=ui.num(format_quantity(saving)),
         time_standard=ui.num(
             format_seconds(
@@ -339,7 +336,7 @@ st.markdown(
         without=lesson.mem(kv_standard),
         with_flash=lesson.mem(kv_flash),
         tokens=ui.num(format_tokens(tokens)),
-        row=size(row_bytes),
+        row=lesson.size(row_bytes),
     )
 )
 
@@ -357,12 +354,12 @@ for gpu_id in shown:
             t("flash_attention.col_sram"): t(
                 "flash_attention.sram_cell",
                 sms=format_quantity(spec.sm_count),
-                per_sm=size(spec.sram_per_sm_bytes),
-                total=size(spec.sram_bytes),
+                per_sm=lesson.size(spec.sram_per_sm_bytes),
+                total=lesson.size(spec.sram_bytes),
             )
             if math.isfinite(spec.sram_bytes)
             else t("flash_attention.unknown"),
-            t("flash_attention.col_l2"): size(spec.l2_cache_bytes)
+            t("flash_attention.col_l2"): lesson.size(spec.l2_cache_bytes)
             if math.isfinite(spec.l2_cache_bytes)
             else t("flash_attention.unknown"),
             t("flash_attention.col_hbm"): lesson.mem(spec.memory_bytes),
@@ -374,11 +371,11 @@ h100, a100 = catalogue[SEED_GPU], catalogue[PAPER_GPU]
 st.markdown(
     t(
         "flash_attention.seed_text",
-        l2=size(h100.l2_cache_bytes),
-        sram=size(h100.sram_bytes),
+        l2=lesson.size(h100.l2_cache_bytes),
+        sram=lesson.size(h100.sram_bytes),
         sms=format_quantity(h100.sm_count),
-        per_sm=size(h100.sram_per_sm_bytes),
-        a100_sram=size(a100.sram_bytes),
+        per_sm=lesson.size(h100.sram_per_sm_bytes),
+        a100_sram=lesson.size(a100.sram_bytes),
         a100_memory=lesson.mem(a100.memory_bytes),
         a100_bandwidth=ui.num(format_bandwidth(a100.bandwidth_bytes_per_s)),
         h100_memory=ui.num(format_gib(h100.memory_bytes)),
@@ -393,10 +390,12 @@ if math.isfinite(gpu.sram_per_sm_bytes):
             rows=BLOCK_ROWS,
             cols=BLOCK_COLS,
             head_dim=head_dim,
-            tile=size(tile),
+            tile=lesson.size(tile),
             gpu=gpu.name,
-            per_sm=size(gpu.sram_per_sm_bytes),
+            per_sm=lesson.size(gpu.sram_per_sm_bytes),
         )
     )
 else:
-    st.markdown(t("flash_attention.tile_unknown", rows=BLOCK_ROWS, cols=BLOCK_COLS, tile=size(tile), gpu=gpu.name))
+    st.markdown(
+        t("flash_attention.tile_unknown", rows=BLOCK_ROWS, cols=BLOCK_COLS, tile=lesson.size(tile), gpu=gpu.name)
+    )

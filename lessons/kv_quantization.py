@@ -130,7 +130,6 @@ with controls:
         )
 
 decimal = lesson.memory_unit() == "GB"
-format_size = format_bytes_decimal if decimal else format_bytes
 try:
     weights = kvcore.model_weights_bytes(model, bytes_per_param=kvcore.bytes_per_value(weights_dtype))
     steps = sizing_steps(
@@ -252,7 +251,7 @@ rows = [
         t("kv_quantization.col_format"): NAMES[fmt],
         t("kv_quantization.col_nominal"): ui.num(f"{kvcore.bytes_per_value(fmt):g} B"),
         t("kv_quantization.col_stored"): ui.num(f"{stored[fmt]:g} B"),
-        t("kv_quantization.col_per_token"): ui.num(format_size(per_token[fmt])),
+        t("kv_quantization.col_per_token"): lesson.size(per_token[fmt]),
         t("kv_quantization.col_cache"): lesson.mem(cache[fmt]),
         t("kv_quantization.col_fit"): int(fit[fmt]),
         t("kv_quantization.col_longest"): shown_context(longest[fmt]),

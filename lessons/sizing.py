@@ -13,7 +13,7 @@ import kvcore
 import ui
 from charts.sizing import context_per_user_figure, sizing_waterfall_figure
 from kvcore.sizing import fitting_context_tokens, pool_headroom, pool_share, preemption_risk, sizing_steps
-from kvcore.units import GiB, format_bytes, format_bytes_decimal, format_tokens
+from kvcore.units import GiB, format_bytes, format_tokens
 from ui import lesson, t
 from ui.formula import latex_number
 
@@ -134,8 +134,6 @@ with controls:
         )
         tp = lesson.select_slider(t("sizing.tp"), key="sz_tp", options=TP_SIZES, value=1, help=t("sizing.tp_help"))
 
-decimal = lesson.memory_unit() == "GB"
-format_size = format_bytes_decimal if decimal else format_bytes
 overhead = overhead_gib * GiB  # the slider speaks GiB; kvcore speaks bytes
 try:
     kv_bytes_per_value = kvcore.bytes_per_value(kv_dtype)
@@ -275,7 +273,7 @@ st.markdown(
         weights_dtype=weights_dtype,
         overhead=lesson.mem(steps.overhead_bytes),
         pool=lesson.mem(steps.kv_pool_bytes),
-        per_token=ui.num(format_size(steps.bytes_per_token)),
+        per_token=lesson.size(steps.bytes_per_token),
         tokens=tokens,
         users=ui.plural("users.count", users),
         each=each,
@@ -285,21 +283,14 @@ if tp > 1:
     st.caption(t("sizing.tp_note", gpus=tp))
 
 
-def latex_size(num_bytes: float, *, binary_units: bool = False) -> str:
-    """A size as LaTeX: '14{,}96\\ \\text{GiB}' (the language's decimal mark, the chosen unit)."""
-    text = ui.num(format_size(num_bytes)) if binary_units else lesson.mem(num_bytes)
-    number, unit_text = text.rsplit(" ", 1)
-    return number.replace(",", "{,}") + r"\ \text{" + unit_text + "}"
-
-
 lang = ui.language()
 lesson.formula(
     t("sizing.formula_symbolic"),
     r"\frac{"
-    + rf"{latex_size(steps.memory_bytes)} \cdot {latex_number(round(utilization, 2), lang)}"
-    + rf" - {latex_size(steps.weights_bytes)} - {latex_size(steps.overhead_bytes)}"
+    + rf"{lesson.latex_mem(steps.memory_bytes)} \cdot {latex_number(round(utilization, 2), lang)}"
+    + rf" - {lesson.latex_mem(steps.weights_bytes)} - {lesson.latex_mem(steps.overhead_bytes)}"
     + r"}{"
-    + latex_size(steps.bytes_per_token, binary_units=True)
+    + lesson.latex_size(steps.bytes_per_token)
     + r"} = \mathbf{"
     + latex_number(steps.pool_tokens, lang)
     + r"}",

@@ -312,14 +312,9 @@ per_token_check = result.check("bytes_per_token")
 pool = log.kv_pool_bytes
 
 
-def latex_size(num_bytes: float) -> str:
-    number, unit_text = ui.num(format_bytes(num_bytes)).rsplit(" ", 1)
-    return number.replace(",", "{,}") + r"\ \text{" + unit_text + "}"
-
-
 if per_token_check is not None and per_token_check.logged and pool:
-    implied = rf"\frac{{{latex_size(pool)}}}{{{latex_number(round(pool / per_token_check.logged), lang)}}}"
-    implied += rf" = {latex_size(per_token_check.logged)}"
+    implied = rf"\frac{{{lesson.latex_size(pool)}}}{{{latex_number(round(pool / per_token_check.logged), lang)}}}"
+    implied += rf" = {lesson.latex_size(per_token_check.logged)}"
 else:
     implied = r"\text{" + t("vllm_log.formula_unknown") + "}"
 full = all(layer.kind == "full" for layer in model.layer_counts())
@@ -327,10 +322,10 @@ if full and result.bytes_per_token > 0:
     kvcore_side = (
         rf"\frac{{2 \cdot {model.num_hidden_layers} \cdot {model.num_key_value_heads} \cdot {model.head_dim}"
         rf" \cdot {latex_number(result.kv_bytes_per_value, lang)}}}{{{result.tp}}}"
-        rf" = {latex_size(result.bytes_per_token)}"
+        rf" = {lesson.latex_size(result.bytes_per_token)}"
     )
 else:
-    kvcore_side = latex_size(result.bytes_per_token)
+    kvcore_side = lesson.latex_size(result.bytes_per_token)
 lesson.formula(t("vllm_log.formula_symbolic"), rf"{implied} \quad\text{{vs}}\quad {kvcore_side}")
 st.caption(t("vllm_log.formula_caption"))
 

@@ -245,26 +245,20 @@ lesson.takeaway(t("vllm_pool.takeaway"))
 # ---------------------------------------------------------------- the formula
 
 
-def latex_size(num_bytes: float) -> str:
-    """A size as LaTeX in the chosen unit: '14{,}96\\ \\text{GiB}'."""
-    number, unit_text = lesson.mem(num_bytes).rsplit(" ", 1)
-    return number.replace(",", "{,}") + r"\ \text{" + unit_text + "}"
-
-
 lang = ui.language()
 lesson.formula(
     r"\text{pool} = M \cdot u - W - A - N - G",
-    rf"{latex_size(log.memory_bytes)} \cdot {latex_number(round(utilization, 2), lang)}"
-    + rf" - {latex_size(log.weights_bytes)} - {latex_size(log.activation_bytes)}"
-    + rf" - {latex_size(log.non_torch_bytes)} - {latex_size(log.cuda_graph_bytes)}"
-    + rf" = \mathbf{{{latex_size(log.kv_pool_bytes)}}}",
+    rf"{lesson.latex_mem(log.memory_bytes)} \cdot {latex_number(round(utilization, 2), lang)}"
+    + rf" - {lesson.latex_mem(log.weights_bytes)} - {lesson.latex_mem(log.activation_bytes)}"
+    + rf" - {lesson.latex_mem(log.non_torch_bytes)} - {lesson.latex_mem(log.cuda_graph_bytes)}"
+    + rf" = \mathbf{{{lesson.latex_mem(log.kv_pool_bytes)}}}",
 )
 per_token_text = ui.num(format_bytes(log.bytes_per_token))
 per_token_number, per_token_unit = per_token_text.rsplit(" ", 1)
 lesson.formula(
     r"\text{blocks} = \left\lfloor \frac{\text{pool}}{\text{block\_size} \cdot \text{bytes/token}} \right\rfloor",
     r"\left\lfloor \frac{"
-    + latex_size(max(log.kv_pool_bytes, 0.0))
+    + lesson.latex_mem(max(log.kv_pool_bytes, 0.0))
     + r"}{"
     + rf"{block_size} \cdot {per_token_number.replace(',', '{,}')}\ \text{{{per_token_unit}}}"
     + r"} \right\rfloor = \mathbf{"

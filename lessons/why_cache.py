@@ -19,8 +19,6 @@ from kvcore.attention import (
     recomputed_at_step,
 )
 from kvcore.units import (
-    format_bytes,
-    format_bytes_decimal,
     format_flop,
     format_flops,
     format_quantity,
@@ -98,11 +96,6 @@ except ValueError as error:
 decimal = lesson.memory_unit() == "GB"
 
 
-def size(num_bytes: float) -> str:
-    """A cache size in the unit family the sidebar chose, scaled to read well (1 MiB, not 0 GiB)."""
-    return ui.num(format_bytes_decimal(num_bytes) if decimal else format_bytes(num_bytes))
-
-
 row = st.columns(4)
 row[0].metric(
     t("why_cache.metric_factor"),
@@ -121,7 +114,7 @@ row[2].metric(
 )
 row[3].metric(
     t("why_cache.metric_cache"),
-    size(cache),
+    lesson.size(cache),
     help=t("why_cache.metric_cache_help", tokens=ui.num(format_tokens(tokens))),
 )
 
@@ -278,9 +271,9 @@ st.markdown(
     t(
         "why_cache.price_text",
         model=model.name,
-        per_token=size(per_token_bytes),
+        per_token=lesson.size(per_token_bytes),
         tokens=ui.num(format_tokens(tokens)),
-        cache=size(cache),
+        cache=lesson.size(cache),
         gpu=gpu.name,
         memory=lesson.mem(gpu.memory_bytes),
     )

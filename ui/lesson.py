@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from kvcore.units import GB, GiB, format_gb, format_gib
+from kvcore.units import GB, GiB, format_bytes, format_bytes_decimal, format_gb, format_gib
 from ui import check_url_value, num, t
 
 T = TypeVar("T")
@@ -242,6 +242,35 @@ def mem(num_bytes: float, *, decimals: int = 2) -> str:
     if memory_unit() == "GiB":
         return num(format_gib(num_bytes, decimals=decimals))
     return num(format_gb(num_bytes, decimals=decimals))
+
+
+def size(num_bytes: float, *, decimals: int = 2) -> str:
+    """Any size scaled to read well, in the unit family the sidebar chose: '16 KiB' or '16.38 kB', never '0 GiB'.
+
+    ``mem`` keeps every figure in GiB (or GB) so figures compare at a glance; use this one
+    for sizes far below a GiB (bytes per token, a score row, a small cache).
+    """
+    scaled = format_bytes_decimal if memory_unit() == "GB" else format_bytes
+    return num(scaled(num_bytes, decimals=decimals))
+
+
+def latex_quantity(text: str) -> str:
+    """A formatted 'number unit' as LaTeX: '14,96 GiB' → '14{,}96\\ \\text{GiB}'.
+
+    A bare comma in LaTeX math is punctuation followed by a space, hence the braces.
+    """
+    number, unit_text = text.rsplit(" ", 1)
+    return number.replace(",", "{,}") + r"\ \text{" + unit_text + "}"
+
+
+def latex_mem(num_bytes: float) -> str:
+    """``mem`` as LaTeX, for a substituted formula."""
+    return latex_quantity(mem(num_bytes))
+
+
+def latex_size(num_bytes: float) -> str:
+    """``size`` as LaTeX, for a substituted formula."""
+    return latex_quantity(size(num_bytes))
 
 
 # ---------------------------------------------------------------- presentation mode
