@@ -3,6 +3,8 @@
 Run from the repository root (``streamlit run app.py``) so .streamlit/config.toml is read.
 """
 
+import contextlib
+
 import streamlit as st
 
 import ui
@@ -37,6 +39,7 @@ pages = {
         st.Page("lessons/memory.py", title=t("nav.memory"), icon=":material/calculate:", default=True),
         st.Page("lessons/attention_variants.py", title=t("nav.attention_variants"), icon=":material/hub:"),
         st.Page("lessons/kv_quantization.py", title=t("nav.kv_quantization"), icon=":material/compress:"),
+        st.Page("lessons/import_model.py", title=t("nav.import_model"), icon=":material/upload_file:"),
     ],
     t("nav.section_speed"): [
         st.Page("lessons/prefill_decode.py", title=t("nav.prefill_decode"), icon=":material/timer:"),
@@ -54,7 +57,14 @@ pages = {
         st.Page("lessons/prefix_caching.py", title=t("nav.prefix_caching"), icon=":material/content_copy:"),
         st.Page("lessons/preemption.py", title=t("nav.preemption"), icon=":material/swap_horiz:"),
     ],
+    t("nav.section_practice"): [
+        st.Page("lessons/practice.py", title=t("nav.practice"), icon=":material/edit_note:"),
+        st.Page("lessons/quiz.py", title=t("nav.quiz"), icon=":material/quiz:"),
+        st.Page("lessons/course.py", title=t("nav.course"), icon=":material/route:"),
+        st.Page("lessons/glossary.py", title=t("nav.glossary"), icon=":material/menu_book:"),
+    ],
 }
 pg = st.navigation(pages)
 ui.unknown_page_notice([page.url_path for section in pages.values() for page in section])
-pg.run()
+with contextlib.suppress(lesson.LessonDone):  # each lesson reruns alone in a fragment (lesson.rerun_alone)
+    pg.run()

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, styled
+from charts.style import COLORS, styled, vline
 from kvcore.agent import cumulative_mass, gpus_to_fit, top_mass_share
 
 #: Texts a caller must translate for ``token_time_figure`` (``sharded*`` name the number of GPUs).
@@ -120,8 +120,9 @@ def token_time_figure(
                 hovertemplate=hover(labels["seed"]),
             )
         )
-    figure.add_vline(
-        x=float(context_tokens),
+    vline(
+        figure,
+        float(context_tokens),
         line={"color": COLORS["text"], "width": 1, "dash": "dot"},
         annotation={"text": labels["current"]},
         annotation_position="top left",
@@ -172,8 +173,9 @@ def gpus_needed_figure(
                 ),
             )
         )
-    figure.add_vline(
-        x=float(context_tokens),
+    vline(
+        figure,
+        float(context_tokens),
         line={"color": COLORS["text"], "width": 1, "dash": "dot"},
         annotation={"text": labels["current"]},
         annotation_position="top left",

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, styled
+from charts.style import COLORS, styled, vline
 from kvcore.units import format_bytes, format_bytes_decimal
 from kvcore.variants import attention_family, mean_kv_bytes_per_token
 
@@ -164,7 +164,7 @@ def variant_curves_figure(
                 hovertemplate=f"<b>{labels[label]}</b><br>%{{y:,.2f}} {unit}<extra></extra>",
             )
         )
-    figure.add_vline(x=context_tokens, line={"color": COLORS["current"], "dash": "dot", "width": 2})
+    vline(figure, context_tokens, line={"color": COLORS["current"], "dash": "dot", "width": 2})
     figure.add_annotation(
         x=context_tokens, y=0.98, yref="paper", text=labels["current"], showarrow=False,
         font={"color": COLORS["current"]}, xanchor="left", yanchor="top",

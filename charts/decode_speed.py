@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, styled
+from charts.style import COLORS, styled, vline
 from kvcore.decode import crossover_context_tokens
 from kvcore.units import format_tokens
 
@@ -81,8 +81,9 @@ def bytes_per_step_figure(
                 ),
             )
         )
-    figure.add_vline(
-        x=float(context_tokens),
+    vline(
+        figure,
+        float(context_tokens),
         line={"color": COLORS["current"], "width": 2, "dash": "dot"},
         annotation={"text": labels["current"], "font": {"color": COLORS["current"]}},
         annotation_position="top left",
@@ -95,8 +96,9 @@ def bytes_per_step_figure(
     if 0 < crossing < contexts[-1]:
         on_the_left = crossing > contexts[-1] / 2
         count = format_tokens(crossing).replace(",", separators[1])
-        figure.add_vline(
-            x=crossing,
+        vline(
+            figure,
+            crossing,
             line={"color": COLORS["limit"], "width": 2},
             annotation={
                 "text": f"{labels['crossover']}<br>{count} {labels['tokens']}",
@@ -166,7 +168,7 @@ def tokens_per_s_figure(
                     ),
                 )
             )
-    figure.add_vline(x=float(context_tokens), line={"color": COLORS["current"], "width": 2, "dash": "dot"})
+    vline(figure, float(context_tokens), line={"color": COLORS["current"], "width": 2, "dash": "dot"})
     figure.update_xaxes(range=[0, float(contexts[-1])])
     figure.update_yaxes(type="log", dtick=1)  # one tick per power of ten
     figure.update_layout(separators=separators)

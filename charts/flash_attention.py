@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, styled
+from charts.style import COLORS, styled, vline
 from kvcore.attention import flash_attention_hbm_bytes, prefill_attention_memory, standard_attention_hbm_bytes
 from kvcore.units import format_bytes, format_bytes_decimal, format_seconds
 
@@ -105,8 +105,9 @@ def score_memory_figure(
         figure.add_trace(
             _line(n, np.full_like(n, num_bytes), name=labels[name], color=color, dash="dash", **sizes),
         )
-    figure.add_vline(
-        x=float(tokens),
+    vline(
+        figure,
+        float(tokens),
         line={"color": COLORS["current"], "width": 2, "dash": "dot"},
         annotation={"text": labels["current"], "font": {"color": COLORS["current"]}},
         annotation_position="top left",
@@ -168,7 +169,7 @@ def hbm_traffic_figure(
                 ),
             )
         )
-    figure.add_vline(x=float(tokens), line={"color": COLORS["current"], "width": 2, "dash": "dot"})
+    vline(figure, float(tokens), line={"color": COLORS["current"], "width": 2, "dash": "dot"})
     figure.update_xaxes(type="log")
     figure.update_yaxes(type="log", exponentformat="power")
     figure.update_layout(separators=separators)

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, styled
+from charts.style import COLORS, hline, styled
 from kvcore.quantization import relative_rms_error, round_trip, stored_bytes_per_value
 
 #: Keys a caller must translate for the cache chart (the y title must name the unit).
@@ -86,8 +86,9 @@ def cache_by_format_figure(
     top = float(max(real.max(), nominal.max()))
     if kv_room_bytes > 0:
         room = kv_room_bytes / unit_bytes
-        figure.add_hline(
-            y=room,
+        hline(
+            figure,
+            room,
             line={"color": COLORS["limit"], "width": 3, "dash": "dash"},
             annotation={
                 "text": f"{labels['room']}: {localized(room, separators)} {unit}",

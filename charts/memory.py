@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, styled
+from charts.style import COLORS, styled, vline
 from kvcore.units import format_tokens
 
 
@@ -105,8 +105,9 @@ def memory_vs_context_figure(
             hovertemplate=hover(labels["gpu_memory"]),
         )
     )
-    figure.add_vline(
-        x=float(context_tokens),
+    vline(
+        figure,
+        float(context_tokens),
         line={"color": COLORS["current"], "width": 2, "dash": "dot"},
         annotation={"text": labels["current"], "font": {"color": COLORS["current"]}},
         annotation_position="top right",
@@ -120,8 +121,9 @@ def memory_vs_context_figure(
     if 0 < limit < contexts[-1]:  # 0: weights and overhead alone overflow, the error text says so
         # Write the label on the side with more room, so it stays inside a phone-sized plot.
         on_the_left = limit > contexts[-1] / 2
-        figure.add_vline(
-            x=limit,
+        vline(
+            figure,
+            limit,
             line={"color": COLORS["limit"], "width": 2},
             annotation={
                 "text": f"{labels['runs_out']}<br>{localized_count(limit, separators)} {labels['tokens']}",

@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from charts.style import COLORS, styled
+from charts.style import COLORS, hline, styled
 from kvcore.scheduler import SimulationResult
 
 #: Most points drawn per line (see the module docstring).
@@ -88,7 +88,7 @@ def occupancy_figure(result: SimulationResult, *, labels: Mapping[str, str], sep
             ),
         )
     )
-    figure.add_hline(y=100, line={"color": COLORS["limit"], "dash": "dash"}, annotation_text=labels["full"])
+    hline(figure, 100, line={"color": COLORS["limit"], "dash": "dash"}, annotation={"text": labels["full"]})
     event_time, event_count, event_share = preemption_events(result)
     if event_time.size:
         figure.add_trace(

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 import plotly.graph_objects as go
 
-from charts.style import COLORS, styled
+from charts.style import COLORS, styled, vline
 from kvcore import phases
 from kvcore.model import ModelSpec
 from kvcore.speed import attainable_flop_per_s, ridge_point
@@ -126,7 +126,7 @@ def roofline_figure(
                 hovertemplate=hover(labels[phase], f"<br>{labels[f'{phase}_bound']}"),
             )
         )
-    figure.add_vline(x=ridge, line={"color": COLORS["limit"], "width": 2, "dash": "dot"})
+    vline(figure, ridge, line={"color": COLORS["limit"], "width": 2, "dash": "dot"})
     # On a log axis an annotation's x is log10 of the value (shapes take the value itself).
     figure.add_annotation(
         x=np.log10(ridge),

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 import plotly.graph_objects as go
 
-from charts.style import COLORS, styled
+from charts.style import COLORS, styled, vline
 from kvcore.paging import prefix_memory, prompt_cache_cost
 
 #: Keys a caller must translate for the memory chart (the y title must name the unit).
@@ -149,8 +149,12 @@ def cost_figure(
             ),
         ]
     )
-    figure.add_vline(
-        x=ttl_s, line={"color": COLORS["text"], "dash": "dot"}, annotation_text=labels["ttl"], annotation_position="top"
+    vline(
+        figure,
+        ttl_s,
+        line={"color": COLORS["text"], "dash": "dot"},
+        annotation={"text": labels["ttl"]},
+        annotation_position="top",
     )
     figure.update_yaxes(rangemode="tozero")
     figure.update_layout(separators=separators)

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, styled
+from charts.style import COLORS, styled, vline
 from kvcore.sizing import SizingSteps, fitting_context_tokens, pool_capacity_tokens, tokens_per_user
 
 #: Keys a caller must translate for the waterfall (the y title must name the unit).
@@ -176,8 +176,9 @@ def context_per_user_figure(
         )
     )
     if 1 <= fit <= users[-1]:
-        figure.add_vline(
-            x=fit,
+        vline(
+            figure,
+            fit,
             line={"color": COLORS["limit"], "width": 1, "dash": "dot"},
             annotation={
                 "text": f"{labels['users_fit']}: {localized(fit, separators, 0)}",

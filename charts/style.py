@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any, Literal
+
 import plotly.graph_objects as go
+from plotly.shapeannotation import axis_spanning_shape_annotation
 
 #: Okabe–Ito colours (distinguishable with the common colour-vision deficiencies).
 COLORS = {
@@ -34,11 +37,58 @@ TEMPLATE = go.layout.Template(
 
 def styled(figure: go.Figure, *, title: str, subtitle: str = "", x_title: str, y_title: str) -> go.Figure:
     """Apply the shared template, the title and the axis titles (which carry the units)."""
-    figure.update_layout(
-        template=TEMPLATE,
-        title={"text": title, "subtitle": {"text": subtitle}, "x": 0, "xanchor": "left", "xref": "paper"},
-        hovermode="closest",
-    )
-    figure.update_xaxes(title={"text": x_title, "standoff": 12}, automargin=True)
-    figure.update_yaxes(title={"text": y_title, "standoff": 12}, automargin=True)
+    x_axis = {"title": {"text": x_title, "standoff": 12}, "automargin": True}
+    y_axis = {"title": {"text": y_title, "standoff": 12}, "automargin": True}
+    title_layout = {"text": title, "subtitle": {"text": subtitle}, "x": 0, "xanchor": "left", "xref": "paper"}
+    if getattr(figure, "_grid_ref", None):  # subplots: every x and y axis gets the titles
+        figure.update_layout(template=TEMPLATE, title=title_layout, hovermode="closest")
+        figure.update_xaxes(x_axis)
+        figure.update_yaxes(y_axis)
+    else:  # one update instead of three: Plotly's property machinery costs milliseconds per call
+        figure.update_layout(template=TEMPLATE, title=title_layout, hovermode="closest", xaxis=x_axis, yaxis=y_axis)
     return figure
+
+
+def vline(
+    figure: go.Figure,
+    x: float,
+    *,
+    line: dict[str, Any],
+    annotation: dict[str, Any] | None = None,
+    annotation_position: str = "top right",
+) -> None:
+    """A vertical line across the plot at `x`, with an optional label: Plotly's ``add_vline``, 4× cheaper.
+
+    Draws the same shape and places the label as ``add_vline`` does (Plotly's own
+    ``axis_spanning_shape_annotation``), without its search over every subplot.
+    """
+    _spanning(figure, "vline", {"x0": x, "x1": x, "y0": 0, "y1": 1}, line, annotation, annotation_position)
+
+
+def hline(
+    figure: go.Figure,
+    y: float,
+    *,
+    line: dict[str, Any],
+    annotation: dict[str, Any] | None = None,
+    annotation_position: str = "top right",
+) -> None:
+    """A horizontal line across the plot at `y`, with an optional label: Plotly's ``add_hline``, cheaper."""
+    _spanning(figure, "hline", {"x0": 0, "x1": 1, "y0": y, "y1": y}, line, annotation, annotation_position)
+
+
+def _spanning(
+    figure: go.Figure,
+    kind: Literal["vline", "hline"],
+    where: dict[str, float],
+    line: dict[str, Any],
+    annotation: dict[str, Any] | None,
+    annotation_position: str,
+) -> None:
+    refs = {"xref": "x", "yref": "y domain"} if kind == "vline" else {"xref": "x domain", "yref": "y"}
+    figure.add_shape(type="line", line=line, **where, **refs)
+    if annotation is not None:
+        label = axis_spanning_shape_annotation(
+            dict(annotation), kind, where, {"annotation_position": annotation_position}
+        )
+        figure.add_annotation(label, **refs)

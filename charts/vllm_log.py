@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from charts.style import COLORS, styled
+from charts.style import COLORS, hline, styled
 from kvcore import vllm
 from kvcore.model import ModelSpec
 from kvcore.vllm_log import Check
@@ -141,7 +141,7 @@ def checks_ratio_figure(
             name=labels["logged"],
         )
     )
-    figure.add_hline(y=1.0, line={"color": COLORS["text"], "dash": "dot"})
+    hline(figure, 1.0, line={"color": COLORS["text"], "dash": "dot"})
     styled(
         figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
     )

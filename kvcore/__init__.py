@@ -5,6 +5,7 @@ seconds, bytes/s, FLOP/s, tokens. Formatting to GiB or GB/s happens at the edges
 (:mod:`kvcore.units`).
 """
 
+from . import answers, exercises, mistakes
 from .agent import (
     SEED_004,
     SEED_ANSWER_TOKENS,
@@ -77,9 +78,15 @@ from .hardware import (
     gpu,
 )
 from .hf_config import (
+    Assumption,
+    ConfigError,
+    ConfigReading,
     model_from_config,
     model_from_config_text,
+    read_config,
     read_config_file,
+    read_config_path,
+    read_config_text,
 )
 from .kv import (
     kv_bytes_per_token,
@@ -117,6 +124,10 @@ from .model import (
     uniform_model,
     with_changes,
 )
+from .model_code import (
+    model_from_code,
+    model_to_code,
+)
 from .paging import (
     SCHEMES,
     SHAREGPT_ON_OPT,
@@ -137,6 +148,10 @@ from .paging import (
     requests_that_fit,
     reserved_tokens,
     shared_prefix_blocks,
+)
+from .params import (
+    ParamCount,
+    count_params,
 )
 from .phases import (
     MILLION,
@@ -324,10 +339,13 @@ __all__ = [
     "VARIANTS",
     "Advice",
     "AllocationReport",
+    "Assumption",
     "AttentionCost",
     "BlockMap",
     "CacheOption",
     "Check",
+    "ConfigError",
+    "ConfigReading",
     "DecodeBytes",
     "GiB",
     "GpuSpec",
@@ -338,6 +356,7 @@ __all__ = [
     "MemoryBreakdown",
     "MiB",
     "ModelSpec",
+    "ParamCount",
     "PoolLog",
     "PoolReport",
     "PrefillAttentionMemory",
@@ -362,6 +381,7 @@ __all__ = [
     "activation_peak_bytes",
     "allocation_report",
     "answer_stream_s",
+    "answers",
     "arithmetic_intensity",
     "attainable_flop_per_s",
     "attention_cost",
@@ -387,6 +407,7 @@ __all__ = [
     "compute_time_s",
     "context_per_user",
     "cost_per_million_tokens",
+    "count_params",
     "crossover_context_tokens",
     "cumulative_mass",
     "decode_bytes_per_step",
@@ -400,6 +421,7 @@ __all__ = [
     "dtype_name",
     "effective_ridge_point",
     "estimated_max_model_len",
+    "exercises",
     "fit_gain",
     "fitting_context_tokens",
     "flash_attention_hbm_bytes",
@@ -450,9 +472,12 @@ __all__ = [
     "memory_time_s",
     "mha_cache_bytes",
     "mha_equivalent_bytes_per_token",
+    "mistakes",
     "mla_reprojection_flops_per_step",
+    "model_from_code",
     "model_from_config",
     "model_from_config_text",
+    "model_to_code",
     "model_weights_bytes",
     "nope_head_dim",
     "num_blocks",
@@ -478,7 +503,10 @@ __all__ = [
     "projection_grid",
     "projections_at_step",
     "prompt_cache_cost",
+    "read_config",
     "read_config_file",
+    "read_config_path",
+    "read_config_text",
     "recompute_factor",
     "recomputed_at_step",
     "reconcile",

@@ -2,6 +2,11 @@
 
 Every subcommand prints a few readable lines, or with ``--json`` one JSON object.
 Bad input never shows a traceback: one line on stderr and exit code 2.
+
+``--config PATH`` reads a Hugging Face config.json (:func:`kvcore.hf_config.read_config`):
+its parameters are counted, so weight figures need no ``--params-b``, and what the
+reading assumed follows the results (``assumed: …`` lines; an ``assumptions`` list in
+JSON). ``models --config PATH`` prints the reading itself.
 """
 
 from __future__ import annotations
@@ -17,10 +22,11 @@ from . import units
 from .data import load_gpus, load_models
 from .dtypes import BYTES_PER_VALUE, bytes_per_value, dtype_name
 from .hardware import GpuSpec
-from .hf_config import read_config_file
+from .hf_config import ConfigReading, read_config_path
 from .kv import kv_bytes_per_token, kv_cache_bytes, kv_cache_bytes_all_gpus
 from .memory import context_per_user, kv_budget_bytes, model_weights_bytes, tokens_that_fit
 from .model import ModelSpec, uniform_model, with_changes
+from .model_code import model_to_code
 from .speed import (
     arithmetic_intensity,
     bound_by,
@@ -96,6 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, text in helps.items():
         command = sub.add_parser(name, help=text, description=text)
         command.add_argument("--json", action="store_true", help="print one JSON object")
+        if name == "models":
+            command.add_argument("--config", help="path of a Hugging Face config.json: print how kvcore reads it")
         if name in ("models", "gpus"):
             continue
         _model_options(command)
@@ -169,7 +177,7 @@ def resolve_model(args: argparse.Namespace) -> ModelSpec:
             raise ValueError(f"unknown model {args.model!r}: run `python -m kvcore models` to list the ids")
         model = models[args.model]
     elif args.config:
-        model = read_config_file(args.config)
+        model = _config_reading(args).model
     else:
         if not args.layers or not (args.kv_heads or args.mla_latent):
             raise ValueError("choose a model: --model ID, --config PATH, or --layers N --kv-heads N --head-dim N")
@@ -199,6 +207,15 @@ def resolve_model(args: argparse.Namespace) -> ModelSpec:
     elif active:
         changes["active_params"] = active
     return with_changes(model, **changes) if changes else model
+
+
+def _config_reading(args: argparse.Namespace) -> ConfigReading:
+    """The reading of --config (read once per run and kept on the namespace)."""
+    reading = getattr(args, "config_reading", None)
+    if reading is None:
+        reading = read_config_path(args.config)
+        args.config_reading = reading
+    return reading
 
 
 def resolve_gpu(args: argparse.Namespace) -> GpuSpec | None:
@@ -388,7 +405,9 @@ def _roofline(
 
 
 def run_models(args: argparse.Namespace) -> dict[str, Any]:
-    """The model table."""
+    """The model table, or with --config how kvcore reads that config.json."""
+    if args.config:
+        return _reading_summary(_config_reading(args))
     return {
         "models": [
             {
@@ -406,6 +425,48 @@ def run_models(args: argparse.Namespace) -> dict[str, Any]:
             for m in load_models().values()
         ]
     }
+
+
+def _reading_summary(reading: ConfigReading) -> dict[str, Any]:
+    """The fields kvcore read from a config, its KV bytes per token and its parameter count."""
+    m = reading.model
+    summary: dict[str, Any] = {
+        "model": m.name,
+        "architecture": reading.architecture,
+        "read_exactly": reading.known,
+        "attention": m.attention_type,
+        "layers": m.num_hidden_layers,
+        "q_heads": m.num_attention_heads,
+        "kv_heads": m.num_key_value_heads,
+        "head_dim": m.head_dim,
+        "hidden_size": m.hidden_size,
+        "layer_pattern": m.layer_pattern,
+        "sliding_window": m.sliding_window,
+        "kv_lora_rank": m.kv_lora_rank,
+        "qk_rope_head_dim": m.qk_rope_head_dim,
+        "linear_state_values": m.linear_state_values,
+        "max_position_embeddings": m.max_position_embeddings,
+        "num_experts": m.num_experts,
+        "num_experts_per_tok": m.num_experts_per_tok,
+        "weights_dtype": m.weights_dtype,
+        "bf16_bytes_per_token": kv_bytes_per_token(m),
+    }
+    if reading.params is not None:
+        p = reading.params
+        summary.update(
+            total_params=p.total,
+            active_params=p.active,
+            embedding_params=p.embedding,
+            attention_params=p.attention,
+            mlp_params=p.mlp,
+            experts_total_params=p.experts_total,
+            experts_active_params=p.experts_active,
+            norms_params=p.norms,
+            lm_head_params=p.lm_head,
+            mtp_params=p.mtp,
+        )
+    summary["code"] = model_to_code(m)
+    return summary
 
 
 def run_gpus(args: argparse.Namespace) -> dict[str, Any]:
@@ -438,7 +499,7 @@ RUNNERS = {
 
 def render_text(command: str, result: dict[str, Any]) -> str:
     """A few readable lines for a result (memory in GiB, rates in decimal units)."""
-    if command == "models":
+    if command == "models" and "models" in result:
         return "\n".join(
             f"{m['id']:<22} {m['attention']:<4} {m['layers']:>4} layers  "
             f"{units.format_bytes(m['bf16_bytes_per_token'])}/token (BF16)"
@@ -450,14 +511,15 @@ def render_text(command: str, result: dict[str, Any]) -> str:
             f"{units.format_bandwidth(g['bandwidth_bytes_per_s'])}"
             for g in result["gpus"]
         )
-    lines = []
-    for key, value in result.items():
-        lines.append(f"{key}: {_show_value(key, value)}")
+    lines = [f"{key}: {_show_value(key, value)}" for key, value in result.items() if key != "assumptions"]
+    lines += [f"assumed: {assumption['message']}" for assumption in result.get("assumptions", [])]
     return "\n".join(lines)
 
 
 def _show_value(key: str, value: Any) -> str:
     """One value with its unit: bytes in binary and decimal units, rates in decimal units."""
+    if isinstance(value, int) and not isinstance(value, bool) and key.endswith("_params"):
+        return f"{value:,}"
     if not isinstance(value, float) or isinstance(value, bool):
         return str(value)
     if not math.isfinite(value):
@@ -486,13 +548,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result = RUNNERS[args.command](args)
     except ValueError as error:
-        sys.stderr.write(f"python -m kvcore {args.command}: error: {error}\n")
+        sys.stderr.write(f"python -m kvcore {args.command}: error: {_one_line(error)}\n")
         return EXIT_BAD_INPUT
+    reading = getattr(args, "config_reading", None)
+    if reading is not None:
+        result["assumptions"] = [
+            {"code": a.code, "field": a.field, "value": a.value, "message": a.message} for a in reading.assumptions
+        ]
     if args.json:
         sys.stdout.write(json.dumps(_json_safe(result)) + "\n")
     else:
         sys.stdout.write(render_text(args.command, result) + "\n")
     return 0
+
+
+def _one_line(error: Exception) -> str:
+    """The error's message on one line (a config's text may carry newlines into it)."""
+    return " ".join(str(error).split())
 
 
 def _json_safe(value: Any) -> Any:

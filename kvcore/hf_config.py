@@ -1,174 +1,1017 @@
 """Read a Hugging Face ``config.json`` the way the model's own code does.
 
-Knows the key names of the common families: Llama/Mistral/Qwen/Gemma
-(``num_hidden_layers``, ``num_key_value_heads``, ``head_dim``, ``sliding_window``,
-``layer_types``), GPT-2 (``n_layer``, ``n_head``, ``n_embd``), Falcon
-(``n_head_kv``/``num_kv_heads``, ``multi_query``), DeepSeek/Kimi MLA
-(``kv_lora_rank``, ``qk_rope_head_dim``) and Qwen3-Next (linear-attention layers).
-Parameter counts are not derived here; give them separately when needed.
+Most calculators answer "and my model?" wrongly: they ignore ``num_key_value_heads``,
+derive the head size from hidden/heads when the file states ``head_dim``, give MLA
+a factor 2, or charge sliding-window layers the whole context. Here each family is
+read with the rules of its transformers ``configuration_*.py`` / ``modeling_*.py``:
+
+* Llama 2/3/3.1/3.2, Mistral, Mixtral, Phi-3/3.5/4-mini, StarCoder2, Gemma 1/2/3,
+  Qwen2/2.5, Qwen3, Qwen3-MoE, Qwen3-Next, gpt-oss, DeepSeek-V2/V3, Kimi K2 (the
+  DeepSeek-V3 architecture), Falcon (both the ``falcon`` and the older
+  ``RefinedWeb``/``RefinedWebModel`` files) and GPT-2 are read exactly
+  (``ConfigReading.known`` is True).
+* A field the file leaves out takes the default of that family's config class, and
+  the reading says so (an :class:`Assumption`).
+* Layer kinds: ``layer_types`` when the file lists them; otherwise Mistral, Mixtral,
+  Phi-3 and StarCoder2 slide on every layer when ``sliding_window`` is set
+  (``null`` = full attention; Phi-3-mini-4k's 2047 is applied on every layer, as
+  ``Phi3Attention`` passes ``sliding_window`` to every layer and transformers builds
+  a sliding-window mask and cache for it); Qwen2/Qwen3 slide only when
+  ``use_sliding_window`` is true, and then only layers ≥ ``max_window_layers``
+  (``Qwen2Config.layer_types``); Gemma 2 alternates sliding/full from layer 0;
+  Gemma 3 has a full layer every ``sliding_window_pattern`` (default 6) layers;
+  gpt-oss alternates sliding/full; Qwen3-Next has a full-attention layer every
+  ``full_attention_interval`` (default 4) layers and Gated DeltaNet elsewhere;
+  DeepSeek/Kimi layers are all MLA (one latent of kv_lora_rank + qk_rope_head_dim
+  values per token, no factor 2). A window at least as long as
+  ``max_position_embeddings`` never caps the cache, so those layers count as full.
+* Falcon: ``new_decoder_architecture`` → ``num_kv_heads`` KV heads; else
+  ``multi_query`` (default true) → 1; else MHA. ``RefinedWeb`` files (Falcon-40B)
+  use ``n_head_kv``; ``RefinedWebModel`` files (Falcon-7B) use ``multi_query``
+  (the mapping NeMo's Falcon converter applies).
+* Any other architecture is read best-effort with Llama's rules; the reading then
+  carries ``unknown_architecture`` and one assumption per default it took.
+
+Assumption codes (``Assumption.field`` / ``Assumption.value`` hold):
+
+* ``unknown_architecture`` — field ``model_type``; value: the model_type or architecture read.
+* ``default_value`` — field: the absent field; value: the value used (the family's
+  transformers default for a known family, a guess otherwise).
+* ``head_dim_from_hidden_size`` — field ``head_dim``; value: hidden_size / num_attention_heads.
+* ``kv_heads_default_mha`` — field ``num_key_value_heads``; value: the number of query heads.
+* ``weights_dtype_default`` — field ``torch_dtype``; value: the format assumed (``fp32``,
+  what transformers loads a file without ``torch_dtype`` in).
+* ``quantization_not_read`` — field ``quantization_config``; value: its quant_method.
+* ``sliding_window_ignored`` — field ``use_sliding_window``; value: the unused window (tokens).
+* ``window_covers_context`` — field ``sliding_window``; value: the window (tokens).
+* ``params_not_counted`` — field: the field counting needs; value: "".
+* ``mtp_not_counted`` — field ``num_nextn_predict_layers``; value: the number of MTP layers.
+
+ConfigError codes (``ConfigError.field`` names the config field, or ""):
+
+* ``invalid_json`` (the message gives line and column), ``not_an_object``,
+  ``too_large`` (more than 100 MB of text), ``file_not_found``, ``file_unreadable``;
+* ``missing_field`` — a needed field is absent (the message lists its alternative names);
+* ``wrong_type`` — e.g. a string or a boolean where a number is needed;
+* ``out_of_range`` — negative, zero, fractional or absurd (0 or > 10,000 layers,
+  head_dim > 65,536, vocab > 10^7, window ≤ 0…);
+* ``inconsistent`` — fields that contradict each other (KV heads not dividing query
+  heads, layer_types of the wrong length, sliding layers without a window…);
+* ``unknown_value`` — an entry the reader does not know, e.g. in ``layer_types``.
 """
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from .dtypes import dtype_name
 from .model import ModelSpec
 
+if TYPE_CHECKING:
+    from .params import ParamCount
 
-def read_config_file(path: str | Path) -> ModelSpec:
-    """Parse a config.json file into a ModelSpec; ValueError with a clear message if it cannot."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ValueError(f"config file {str(path)!r} not found: give the path of a Hugging Face config.json") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ValueError(f"cannot read config file {str(path)!r}: {error}") from None
-    return model_from_config_text(text, name=path.parent.name or path.stem)
+#: Limits beyond which a value is refused as absurd (not a real model).
+MAX_CONFIG_CHARS = 100_000_000
+MAX_LAYERS = 10_000
+MAX_HEADS = 65_536
+MAX_HEAD_DIM = 65_536
+MAX_HIDDEN = 1 << 20
+MAX_INTERMEDIATE = 1 << 24
+MAX_VOCAB = 10_000_000
+MAX_TOKENS = 1 << 31
+MAX_EXPERTS = 100_000
 
-
-def model_from_config_text(text: str, *, name: str = "config") -> ModelSpec:
-    """Parse the text of a config.json."""
-    try:
-        config = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise ValueError(
-            f"the config is not valid JSON (line {error.lineno}, column {error.colno}): {error.msg}"
-        ) from None
-    if not isinstance(config, dict):
-        raise ValueError('the config must be a JSON object such as {"num_hidden_layers": 32, ...}')
-    return model_from_config(config, name=name)
+_ABSENT = object()
 
 
-def model_from_config(config: dict[str, Any], *, name: str = "config") -> ModelSpec:
-    """Build a ModelSpec from a config dict (a nested ``text_config`` is used when present)."""
-    if isinstance(config.get("text_config"), dict):
-        config = {**config, **config["text_config"]}
-    layers = _int(config, ("num_hidden_layers", "n_layer", "num_layers", "n_layers"))
-    heads = _int(config, ("num_attention_heads", "n_head", "num_heads"))
-    hidden = _int(config, ("hidden_size", "n_embd", "d_model"), required=False)
-    kv_heads = _kv_heads(config, heads)
-    head_dim = _int(config, ("head_dim",), required=False)
-    if "kv_lora_rank" in config and config.get("kv_lora_rank"):
-        head_dim = _int(config, ("qk_nope_head_dim",), required=False) + _int(
-            config, ("qk_rope_head_dim",), required=False
+@dataclass(frozen=True, slots=True)
+class Assumption:
+    """Something the reading took instead of reading it (see the module docstring for the codes)."""
+
+    code: str
+    field: str
+    value: str
+    message: str
+
+
+class ConfigError(ValueError):
+    """A config.json that cannot be read: ``code`` (stable id), ``field`` (the config field or "")."""
+
+    def __init__(self, code: str, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.field = field
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigReading:
+    """A config.json read into a ModelSpec, with what was assumed on the way."""
+
+    model: ModelSpec
+    params: ParamCount | None
+    architecture: str
+    known: bool
+    assumptions: tuple[Assumption, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """A model family: how its layers are laid out and its config class's defaults."""
+
+    name: str
+    layout: str
+    defaults: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+
+def _family(name: str, layout: str, **defaults: Any) -> Family:
+    return Family(name=name, layout=layout, defaults=MappingProxyType(defaults))
+
+
+_QWEN2_WINDOW = {"use_sliding_window": False, "sliding_window": 4096, "max_window_layers": 28}
+
+#: model_type → family. Defaults are those of transformers' configuration_<family>.py.
+FAMILIES: Mapping[str, Family] = MappingProxyType(
+    {
+        "llama": _family(
+            "Llama",
+            "full",
+            vocab_size=32000,
+            intermediate_size=11008,
+            max_position_embeddings=2048,
+            tie_word_embeddings=False,
+            attention_bias=False,
+            mlp_bias=False,
+        ),
+        "mistral": _family(
+            "Mistral",
+            "window_all",
+            vocab_size=32000,
+            intermediate_size=14336,
+            max_position_embeddings=131072,
+            tie_word_embeddings=False,
+            num_key_value_heads=8,
+            sliding_window=4096,
+        ),
+        "mixtral": _family(
+            "Mixtral",
+            "window_all",
+            vocab_size=32000,
+            intermediate_size=14336,
+            max_position_embeddings=131072,
+            tie_word_embeddings=False,
+            num_key_value_heads=8,
+            sliding_window=None,
+            num_local_experts=8,
+            num_experts_per_tok=2,
+        ),
+        "phi3": _family(
+            "Phi-3",
+            "window_all",
+            vocab_size=32064,
+            intermediate_size=8192,
+            max_position_embeddings=4096,
+            tie_word_embeddings=False,
+            sliding_window=None,
+        ),
+        "starcoder2": _family(
+            "StarCoder2",
+            "window_all",
+            vocab_size=49152,
+            intermediate_size=12288,
+            max_position_embeddings=4096,
+            tie_word_embeddings=True,
+            num_key_value_heads=2,
+            sliding_window=None,
+            use_bias=True,
+        ),
+        "qwen2": _family(
+            "Qwen2",
+            "qwen2",
+            vocab_size=151936,
+            intermediate_size=22016,
+            max_position_embeddings=32768,
+            tie_word_embeddings=False,
+            num_key_value_heads=32,
+            **_QWEN2_WINDOW,
+        ),
+        "qwen3": _family(
+            "Qwen3",
+            "qwen2",
+            vocab_size=151936,
+            intermediate_size=22016,
+            max_position_embeddings=32768,
+            tie_word_embeddings=False,
+            num_key_value_heads=32,
+            head_dim=128,
+            attention_bias=False,
+            **_QWEN2_WINDOW,
+        ),
+        "qwen3_moe": _family(
+            "Qwen3-MoE",
+            "qwen2",
+            vocab_size=151936,
+            intermediate_size=6144,
+            max_position_embeddings=32768,
+            tie_word_embeddings=False,
+            num_key_value_heads=4,
+            attention_bias=False,
+            moe_intermediate_size=768,
+            num_experts=128,
+            num_experts_per_tok=8,
+            decoder_sparse_step=1,
+            **_QWEN2_WINDOW,
+        ),
+        "qwen3_next": _family(
+            "Qwen3-Next",
+            "qwen3_next",
+            vocab_size=151936,
+            intermediate_size=5632,
+            max_position_embeddings=32768,
+            tie_word_embeddings=False,
+            num_key_value_heads=2,
+            head_dim=256,
+            full_attention_interval=4,
+            linear_conv_kernel_dim=4,
+            linear_key_head_dim=128,
+            linear_value_head_dim=128,
+            linear_num_key_heads=16,
+            linear_num_value_heads=32,
+            moe_intermediate_size=512,
+            shared_expert_intermediate_size=512,
+            num_experts=512,
+            num_experts_per_tok=10,
+            decoder_sparse_step=1,
+        ),
+        "gemma": _family(
+            "Gemma",
+            "full",
+            vocab_size=256000,
+            intermediate_size=24576,
+            max_position_embeddings=8192,
+            tie_word_embeddings=True,
+            num_key_value_heads=16,
+            head_dim=256,
+        ),
+        "gemma2": _family(
+            "Gemma 2",
+            "gemma2",
+            vocab_size=256000,
+            intermediate_size=9216,
+            max_position_embeddings=8192,
+            tie_word_embeddings=True,
+            num_key_value_heads=4,
+            head_dim=256,
+            sliding_window=4096,
+        ),
+        "gemma3_text": _family(
+            "Gemma 3",
+            "gemma3",
+            vocab_size=262208,
+            intermediate_size=9216,
+            max_position_embeddings=131072,
+            tie_word_embeddings=True,
+            num_attention_heads=8,
+            num_key_value_heads=4,
+            head_dim=256,
+            sliding_window=4096,
+            sliding_window_pattern=6,
+        ),
+        "gpt_oss": _family(
+            "gpt-oss",
+            "gpt_oss",
+            vocab_size=201088,
+            intermediate_size=2880,
+            max_position_embeddings=131072,
+            tie_word_embeddings=False,
+            num_key_value_heads=8,
+            head_dim=64,
+            sliding_window=128,
+            num_local_experts=128,
+            num_experts_per_tok=4,
+            attention_bias=True,
+        ),
+        "deepseek_v2": _family(
+            "DeepSeek-V2",
+            "mla",
+            vocab_size=102400,
+            intermediate_size=11008,
+            max_position_embeddings=2048,
+            tie_word_embeddings=False,
+            kv_lora_rank=512,
+            q_lora_rank=1536,
+            qk_rope_head_dim=64,
+            qk_nope_head_dim=128,
+            v_head_dim=128,
+            moe_intermediate_size=1407,
+            first_k_dense_replace=0,
+            moe_layer_freq=1,
+        ),
+        "deepseek_v3": _family(
+            "DeepSeek-V3",
+            "mla",
+            vocab_size=129280,
+            intermediate_size=18432,
+            max_position_embeddings=4096,
+            tie_word_embeddings=False,
+            kv_lora_rank=512,
+            q_lora_rank=1536,
+            qk_rope_head_dim=64,
+            qk_nope_head_dim=128,
+            v_head_dim=128,
+            moe_intermediate_size=2048,
+            first_k_dense_replace=3,
+            moe_layer_freq=1,
+            n_shared_experts=1,
+            n_routed_experts=256,
+            num_experts_per_tok=8,
+        ),
+        "falcon": _family(
+            "Falcon",
+            "falcon",
+            vocab_size=65024,
+            max_position_embeddings=2048,
+            tie_word_embeddings=True,
+            multi_query=True,
+            new_decoder_architecture=False,
+            parallel_attn=True,
+            bias=False,
+        ),
+        "gpt2": _family("GPT-2", "gpt2", vocab_size=50257, n_positions=1024, tie_word_embeddings=True),
+    }
+)
+
+#: Other model_type spellings of the same families (Kimi K2 ships the DeepSeek-V3 architecture).
+_ALIASES: Mapping[str, str] = MappingProxyType(
+    {"gemma3": "gemma3_text", "kimi_k2": "deepseek_v3", "RefinedWeb": "falcon", "RefinedWebModel": "falcon"}
+)
+
+#: architectures[0] → model_type, for files without a model_type.
+_ARCHITECTURES: Mapping[str, str] = MappingProxyType(
+    {
+        "LlamaForCausalLM": "llama",
+        "MistralForCausalLM": "mistral",
+        "MixtralForCausalLM": "mixtral",
+        "Phi3ForCausalLM": "phi3",
+        "Starcoder2ForCausalLM": "starcoder2",
+        "Qwen2ForCausalLM": "qwen2",
+        "Qwen3ForCausalLM": "qwen3",
+        "Qwen3MoeForCausalLM": "qwen3_moe",
+        "Qwen3NextForCausalLM": "qwen3_next",
+        "GemmaForCausalLM": "gemma",
+        "Gemma2ForCausalLM": "gemma2",
+        "Gemma3ForCausalLM": "gemma3_text",
+        "Gemma3ForConditionalGeneration": "gemma3_text",
+        "GptOssForCausalLM": "gpt_oss",
+        "DeepseekV2ForCausalLM": "deepseek_v2",
+        "DeepseekV3ForCausalLM": "deepseek_v3",
+        "FalconForCausalLM": "falcon",
+        "RWForCausalLM": "falcon",
+        "GPT2LMHeadModel": "gpt2",
+    }
+)
+
+_LAYER_TYPES: Mapping[str, str] = MappingProxyType(
+    {"full_attention": "full", "sliding_attention": "sliding", "linear_attention": "linear"}
+)
+
+
+class ConfigFields:
+    """A config dict (``text_config`` merged in) and its family, read field by field.
+
+    Every value is type- and range-checked (ConfigError otherwise); every default
+    taken is recorded in ``assumptions``. One instance per reading: it collects.
+    """
+
+    def __init__(self, config: Any) -> None:
+        if not isinstance(config, Mapping):
+            raise ConfigError(
+                "not_an_object", 'the config must be a JSON object such as {"num_hidden_layers": 32, ...}'
+            )
+        text = config.get("text_config")
+        self.values: Mapping[Any, Any] = {**config, **text} if isinstance(text, Mapping) else config
+        self.assumptions: list[Assumption] = []
+        self.model_type = self.text("model_type")
+        architectures = config.get("architectures")
+        self.architectures = [a for a in architectures if isinstance(a, str)] if isinstance(architectures, list) else []
+        key = _ALIASES.get(self.model_type, self.model_type)
+        if key not in FAMILIES and self.architectures:
+            key = _ARCHITECTURES.get(self.architectures[0], key)
+        self.family_key = key
+        self.family: Family | None = FAMILIES.get(key)
+        if self.family is None:
+            named = self.model_type or (self.architectures[0] if self.architectures else "")
+            self.assume(
+                "unknown_architecture",
+                "model_type",
+                named,
+                f"architecture {named or '(not named)'!r} is not one kvcore reads exactly: read with Llama's rules",
+            )
+
+    @property
+    def architecture(self) -> str:
+        """architectures[0], else the model_type, else 'unknown'."""
+        return self.architectures[0] if self.architectures else (self.model_type or "unknown")
+
+    def assume(self, code: str, name: str, value: object, message: str) -> None:
+        """Record an assumption once (the same code and field are not repeated)."""
+        if not any(a.code == code and a.field == name for a in self.assumptions):
+            self.assumptions.append(Assumption(code=code, field=name, value=_text(value), message=message))
+
+    def raw(self, names: tuple[str, ...]) -> tuple[str, Any]:
+        """(name, value) of the first of `names` present in the file (null included), else (names[0], _ABSENT)."""
+        for name in names:
+            if name in self.values:
+                return name, self.values[name]
+        return names[0], _ABSENT
+
+    def default(self, *names: str) -> tuple[str, Any]:
+        """(name, the family's default) for the first of `names` the family defines, else (names[0], _ABSENT)."""
+        for name in names:
+            if self.family and name in self.family.defaults:
+                return name, self.family.defaults[name]
+        return names[0], _ABSENT
+
+    def whole(
+        self,
+        names: tuple[str, ...],
+        *,
+        maximum: int,
+        minimum: int = 1,
+        fallback: Any = _ABSENT,
+        null: Any = _ABSENT,
+    ) -> Any:
+        """A whole number from the first of `names` present.
+
+        Absent → the family default (recorded), else `fallback` (not recorded: the
+        caller records why), else ConfigError naming the field. JSON null → `null`
+        if given (the model code's None handling), else treated as absent.
+        """
+        name, value = self.raw(names)
+        if value is None and null is not _ABSENT:
+            return null
+        if value is None or value is _ABSENT:
+            default_name, default = self.default(*names)
+            if default is not _ABSENT:
+                if default is not None:
+                    self.assume_default(default_name, default)
+                return default
+            if fallback is not _ABSENT:
+                return fallback
+            also = f" (or {', '.join(names[1:])})" if len(names) > 1 else ""
+            raise ConfigError("missing_field", f"the config lacks {names[0]!r}{also}", field=names[0])
+        return _checked_whole(name, value, minimum=minimum, maximum=maximum)
+
+    def flag(self, name: str, *, fallback: bool) -> bool:
+        """A JSON boolean; absent or null → the family default (recorded), else `fallback`."""
+        value = self.values.get(name)
+        if value is None:
+            default = self.default(name)[1]
+            if default is not _ABSENT and default is not None:
+                self.assume_default(name, default)
+                return bool(default)
+            return fallback
+        if not isinstance(value, bool):
+            raise ConfigError(
+                "wrong_type", f"config field {name!r} must be true or false, got {_show(value)}", field=name
+            )
+        return value
+
+    def text(self, name: str) -> str:
+        """A string field ('' when absent or null)."""
+        value = self.values.get(name)
+        if value is None:
+            return ""
+        if not isinstance(value, str):
+            raise ConfigError("wrong_type", f"config field {name!r} must be a string, got {_show(value)}", field=name)
+        return value
+
+    def assume_default(self, name: str, value: object) -> None:
+        """Record that `name` took the family's default (or a guess, for an unknown family)."""
+        source = (
+            f"the default of transformers' {self.family.name} config"
+            if self.family
+            else "a guess for an unknown architecture"
         )
-    if not head_dim:
-        if not hidden:
-            raise ValueError("the config lacks 'head_dim' and 'hidden_size': cannot tell the size of a head")
-        head_dim = hidden // heads
-    pattern, window = _layer_pattern(config, layers)
-    return ModelSpec(
-        id=str(config.get("_name_or_path") or name),
-        name=str(config.get("_name_or_path") or name),
+        self.assume("default_value", name, value, f"{name} is not in the config: {_text(value)} ({source})")
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The attention geometry a config resolves to (what both the KV reading and the parameter count need)."""
+
+    num_hidden_layers: int
+    num_attention_heads: int
+    num_key_value_heads: int
+    head_dim: int
+    hidden_size: int
+    kinds: tuple[str, ...]
+    sliding_window: int | None
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+
+
+def fields_of(config: Any) -> ConfigFields:
+    """Wrap a parsed config.json (ConfigError if it is not a JSON object)."""
+    return ConfigFields(config)
+
+
+def layout_of(fields: ConfigFields) -> Layout:
+    """Layers, heads, head size and layer kinds, read with the family's rules."""
+    layers = fields.whole(("num_hidden_layers", "n_layer", "num_layers", "n_layers"), maximum=MAX_LAYERS)
+    heads = fields.whole(("num_attention_heads", "n_head", "num_heads"), maximum=MAX_HEADS)
+    hidden = fields.whole(("hidden_size", "n_embd", "d_model"), maximum=MAX_HIDDEN, fallback=0)
+    layout = fields.family.layout if fields.family else "unknown"
+    mla = layout == "mla" or (layout == "unknown" and fields.values.get("kv_lora_rank") not in (None, 0))
+    if mla:
+        return _mla_layout(fields, layers, heads, hidden)
+    head_dim = _head_dim(fields, heads, hidden)
+    kv_heads = _kv_heads(fields, heads)
+    kinds, window = _layer_kinds(fields, layout, layers)
+    return Layout(
         num_hidden_layers=layers,
         num_attention_heads=heads,
         num_key_value_heads=kv_heads,
         head_dim=head_dim,
         hidden_size=hidden,
-        layer_pattern=pattern,
+        kinds=kinds,
         sliding_window=window,
-        kv_lora_rank=_int(config, ("kv_lora_rank",), required=False),
-        qk_rope_head_dim=_int(config, ("qk_rope_head_dim",), required=False),
-        linear_state_values=_linear_state_values(config) if "linear" in pattern else 0,
-        max_position_embeddings=_int(config, ("max_position_embeddings", "n_positions", "max_seq_len"), required=False),
-        num_experts=_int(config, ("num_local_experts", "num_experts", "n_routed_experts"), required=False),
-        num_experts_per_tok=_int(config, ("num_experts_per_tok", "moe_topk"), required=False),
-        torch_dtype=str(config.get("torch_dtype") or config.get("dtype") or ""),
-        weights_dtype=_weights_dtype(config),
     )
 
 
-def _weights_dtype(config: dict[str, Any]) -> str:
-    """The checkpoint's storage format: a quantization_config's method (fp8, mxfp4) or torch_dtype; else bf16."""
-    quantization = config.get("quantization_config")
-    if isinstance(quantization, dict):
-        method = str(quantization.get("quant_method", "")).lower()
-        if method in ("fp8", "mxfp4"):
-            return method
+def read_config(config: dict[str, Any], *, name: str = "config") -> ConfigReading:
+    """Read a parsed config.json: the ModelSpec, its parameter count and what was assumed.
+
+    ConfigError (a ValueError) for anything that cannot be read; never another exception.
+
+    >>> r = read_config({"model_type": "llama", "num_hidden_layers": 32, "num_attention_heads": 32,
+    ...                  "num_key_value_heads": 8, "hidden_size": 4096, "intermediate_size": 14336,
+    ...                  "vocab_size": 128256, "torch_dtype": "bfloat16"})
+    >>> r.model.layer_pattern, r.model.head_dim, r.params.total
+    ('full', 128, 8030261248)
+    """
     try:
-        return dtype_name(str(config.get("torch_dtype") or config.get("dtype") or "bf16"))
-    except ValueError:
-        return "bf16"
+        return _read(config, name)
+    except ConfigError:
+        raise
+    except (ValueError, TypeError, ArithmeticError, LookupError, RecursionError, MemoryError) as error:
+        raise ConfigError("inconsistent", f"the config cannot be read: {error}") from None
 
 
-def _int(config: dict[str, Any], keys: tuple[str, ...], *, required: bool = True) -> int:
-    for key in keys:
-        value = config.get(key)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value) or value < 0:
-            raise ValueError(f"config field {key!r} must be a whole number, got {value!r}")
-        return int(value)
-    if required:
-        raise ValueError(f"the config lacks {keys[0]!r}" + (f" (or {', '.join(keys[1:])})" if len(keys) > 1 else ""))
-    return 0
+def read_config_text(text: str, *, name: str = "config") -> ConfigReading:
+    """Parse the text of a config.json and read it (ConfigError with line and column for bad JSON)."""
+    return read_config(_parse(text), name=name)
 
 
-def _kv_heads(config: dict[str, Any], heads: int) -> int:
-    if config.get("kv_lora_rank"):
-        return heads
-    value = _int(config, ("num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num"), required=False)
-    if value:
-        return value
-    if config.get("multi_query"):
-        return 1
-    return heads
+def read_config_path(path: str | Path) -> ConfigReading:
+    """Read a config.json file; ConfigError (file_not_found, file_unreadable…) if it cannot be read."""
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_CONFIG_CHARS:
+            raise ConfigError("too_large", f"config file {str(path)!r} is larger than 100 MB: not a config.json")
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            "file_not_found", f"config file {str(path)!r} not found: give the path of a Hugging Face config.json"
+        ) from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError("file_unreadable", f"cannot read config file {str(path)!r}: {error}") from None
+    return read_config_text(text, name=(path.parent.name or path.stem) if path.name == "config.json" else path.stem)
 
 
-def _layer_pattern(config: dict[str, Any], layers: int) -> tuple[str, int | None]:
-    if config.get("kv_lora_rank"):
-        return "mla", None
-    window = config.get("sliding_window")
-    window = int(window) if isinstance(window, (int, float)) and not isinstance(window, bool) and window > 0 else None
-    types = config.get("layer_types")
-    if isinstance(types, list) and types:
-        kinds = [_layer_type(item) for item in types[:layers]]
-        if len(kinds) != layers:
-            raise ValueError(f"'layer_types' lists {len(types)} layers but num_hidden_layers is {layers}")
-        if "sliding" in kinds and not window:
-            raise ValueError("'layer_types' has sliding layers but the config lacks 'sliding_window'")
-        return ",".join(kinds), window if "sliding" in kinds else None
-    interval = config.get("full_attention_interval")
-    if isinstance(interval, int) and interval > 1:
-        return f"linear*{interval - 1},full", None
-    if window and config.get("use_sliding_window", True) is not False:
-        max_len = config.get("max_position_embeddings") or 0
-        if isinstance(max_len, int) and max_len and window >= max_len:
-            return "full", None
-        pattern = config.get("sliding_window_pattern")
-        if isinstance(pattern, int) and pattern > 1:
-            return f"sliding*{pattern - 1},full", window
-        if config.get("model_type") == "gemma2":
-            return "sliding,full", window
-        return "sliding", window
-    return "full", None
+def read_config_file(path: str | Path) -> ModelSpec:
+    """Parse a config.json file into a ModelSpec; ConfigError (a ValueError) if it cannot."""
+    return read_config_path(path).model
 
 
-def _layer_type(value: Any) -> str:
-    text = str(value).lower()
-    if "sliding" in text or "local" in text or "chunked" in text:
-        return "sliding"
-    if "linear" in text or "mamba" in text or "delta" in text:
-        return "linear"
-    if "full" in text or "global" in text or "attention" in text:
-        return "full"
-    raise ValueError(
-        f"unknown entry {value!r} in 'layer_types': expected full_attention, sliding_attention or linear_attention"
+def model_from_config_text(text: str, *, name: str = "config") -> ModelSpec:
+    """Parse the text of a config.json into a ModelSpec."""
+    return read_config_text(text, name=name).model
+
+
+def model_from_config(config: dict[str, Any], *, name: str = "config") -> ModelSpec:
+    """Build a ModelSpec from a config dict (a nested ``text_config`` is used when present)."""
+    return read_config(config, name=name).model
+
+
+def pattern_from_kinds(kinds: tuple[str, ...] | list[str]) -> str:
+    """The shortest cyclic layer pattern that repeats into `kinds` (ModelSpec syntax).
+
+    >>> pattern_from_kinds(["sliding"] * 5 + ["full"] + ["sliding"] * 5 + ["full"] + ["sliding"] * 2)
+    'sliding*5,full'
+    """
+    kinds = list(kinds)
+    if not kinds:
+        raise ValueError("no layers to describe")
+    period = _shortest_period(kinds)
+    runs: list[list[Any]] = []
+    for kind in kinds[:period]:
+        if runs and runs[-1][0] == kind:
+            runs[-1][1] += 1
+        else:
+            runs.append([kind, 1])
+    return ",".join(kind if count == 1 else f"{kind}*{count}" for kind, count in runs)
+
+
+def _shortest_period(items: list[str]) -> int:
+    """Smallest p with items[i] == items[i % p] for every i: len − the longest proper border (KMP prefix function)."""
+    border = [0] * len(items)
+    for i in range(1, len(items)):
+        k = border[i - 1]
+        while k and items[i] != items[k]:
+            k = border[k - 1]
+        border[i] = k + 1 if items[i] == items[k] else k
+    return len(items) - border[-1]
+
+
+def _read(config: Any, name: str) -> ConfigReading:
+    fields = ConfigFields(config)
+    layout = layout_of(fields)
+    layers = layout.num_hidden_layers
+    max_len = fields.whole(
+        ("max_position_embeddings", "n_positions", "max_seq_len", "seq_length"), maximum=MAX_TOKENS, fallback=0
+    )
+    kinds, window = list(layout.kinds), layout.sliding_window
+    if window and max_len and window >= max_len and "sliding" in kinds:
+        fields.assume(
+            "window_covers_context",
+            "sliding_window",
+            window,
+            f"sliding_window {window} ≥ max_position_embeddings {max_len}: the window never caps the cache, "
+            "so those layers count as full attention",
+        )
+        kinds = ["full" if kind == "sliding" else kind for kind in kinds]
+    if "sliding" not in kinds:
+        window = None
+    experts = fields.whole(
+        ("num_local_experts", "num_experts", "n_routed_experts"), maximum=MAX_EXPERTS, minimum=0, fallback=0, null=0
+    )
+    top_k = fields.whole(
+        ("num_experts_per_tok", "experts_per_token", "moe_topk"), maximum=MAX_EXPERTS, minimum=0, fallback=0, null=0
+    )
+    if experts and top_k > experts:
+        raise ConfigError(
+            "inconsistent",
+            f"num_experts_per_tok ({top_k}) cannot exceed the number of experts ({experts})",
+            field="num_experts_per_tok",
+        )
+    params = _params(fields)
+    pattern = pattern_from_kinds(kinds)
+    model_name = fields.values.get("_name_or_path")
+    model_name = model_name if isinstance(model_name, str) and model_name.strip() else name
+    try:
+        model = ModelSpec(
+            id=model_name,
+            name=model_name,
+            num_hidden_layers=layers,
+            num_attention_heads=layout.num_attention_heads,
+            num_key_value_heads=layout.num_key_value_heads,
+            head_dim=layout.head_dim,
+            hidden_size=layout.hidden_size,
+            layer_pattern=pattern,
+            sliding_window=window,
+            kv_lora_rank=layout.kv_lora_rank,
+            qk_rope_head_dim=layout.qk_rope_head_dim,
+            linear_state_values=_linear_state_values(fields) if "linear" in kinds else 0,
+            max_position_embeddings=max_len,
+            total_params=params.total if params else None,
+            active_params=params.active if params else None,
+            num_experts=experts,
+            num_experts_per_tok=top_k if experts else 0,
+            torch_dtype=fields.text("torch_dtype") or fields.text("dtype"),
+            weights_dtype=_weights_dtype(fields),
+        )
+    except ValueError as error:
+        raise ConfigError("inconsistent", str(error)) from None
+    return ConfigReading(
+        model=model,
+        params=params,
+        architecture=fields.architecture,
+        known=fields.family is not None,
+        assumptions=tuple(fields.assumptions),
     )
 
 
-def _linear_state_values(config: dict[str, Any]) -> int:
-    """Gated DeltaNet state of one layer.
+def _params(fields: ConfigFields) -> ParamCount | None:
+    """The parameter count, or None (with an assumption) when the config lacks what counting needs."""
+    from .params import params_from_fields  # params builds on this module's readers
+
+    try:
+        return params_from_fields(fields)
+    except ConfigError as error:
+        if error.code != "missing_field":
+            raise
+        fields.assume(
+            "params_not_counted",
+            error.field,
+            "",
+            f"parameters not counted: {error} (give them on the command line or in the app)",
+        )
+        return None
+
+
+def _parse(text: Any) -> Any:
+    if not isinstance(text, str):
+        raise ConfigError("wrong_type", "the config must be text (the content of a config.json)")
+    if len(text) > MAX_CONFIG_CHARS:
+        raise ConfigError("too_large", f"the config is {len(text):,} characters, more than 100 MB: not a config.json")
+
+    def refuse_constant(value: str) -> None:
+        raise ValueError(f"{value} is not a number JSON allows")
+
+    try:
+        return json.loads(text, parse_constant=refuse_constant)
+    except json.JSONDecodeError as error:
+        raise ConfigError(
+            "invalid_json", f"the config is not valid JSON (line {error.lineno}, column {error.colno}): {error.msg}"
+        ) from None
+    except RecursionError:
+        raise ConfigError("invalid_json", "the config is not valid JSON: it is nested too deeply") from None
+    except ValueError as error:
+        raise ConfigError("invalid_json", f"the config is not valid JSON: {error}") from None
+
+
+def _checked_whole(name: str, value: Any, *, minimum: int, maximum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError("wrong_type", f"config field {name!r} must be a whole number, got {_show(value)}", field=name)
+    if isinstance(value, float) and (not math.isfinite(value) or value != int(value)):
+        raise ConfigError(
+            "out_of_range", f"config field {name!r} must be a whole number, got {_show(value)}", field=name
+        )
+    number = int(value)
+    if number < minimum or number > maximum:
+        raise ConfigError(
+            "out_of_range",
+            f"config field {name!r} must be between {minimum:,} and {maximum:,}, got {_show(value)}",
+            field=name,
+        )
+    return number
+
+
+def _head_dim(fields: ConfigFields, heads: int, hidden: int) -> int:
+    """``head_dim`` when stated; else the family default (Gemma 256, Qwen3 128…); else hidden / heads."""
+    head_dim = fields.whole(("head_dim",), maximum=MAX_HEAD_DIM, fallback=0, null=0)
+    if head_dim:
+        return int(head_dim)
+    if not hidden:
+        raise ConfigError(
+            "missing_field",
+            "the config lacks 'head_dim' and 'hidden_size': cannot tell the size of a head",
+            field="head_dim",
+        )
+    if hidden % heads:
+        raise ConfigError(
+            "inconsistent",
+            f"hidden_size ({hidden}) is not a multiple of num_attention_heads ({heads}): the config must give head_dim",
+            field="head_dim",
+        )
+    fields.assume(
+        "head_dim_from_hidden_size",
+        "head_dim",
+        hidden // heads,
+        f"head_dim is not in the config: hidden_size / num_attention_heads = {hidden} / {heads} = {hidden // heads}"
+        + (" (as the model's code computes it)" if fields.family else ""),
+    )
+    return hidden // heads
+
+
+def _kv_heads(fields: ConfigFields, heads: int) -> int:
+    """KV heads per layer, as each family's attention module sets them."""
+    if fields.family_key == "gpt2":
+        return heads
+    if fields.family_key == "falcon":
+        kv_heads = _falcon_kv_heads(fields, heads)
+    else:
+        kv_heads = fields.whole(
+            ("num_key_value_heads", "num_kv_heads", "n_head_kv", "multi_query_group_num"),
+            maximum=MAX_HEADS,
+            fallback=None,
+            null=None,
+        )
+        if kv_heads is None:
+            if fields.family is None and fields.values.get("multi_query") is True:
+                kv_heads = 1
+            else:
+                kv_heads = heads
+                fields.assume(
+                    "kv_heads_default_mha",
+                    "num_key_value_heads",
+                    heads,
+                    f"num_key_value_heads is not in the config: {heads}, one per query head (MHA)",
+                )
+    if heads % kv_heads:
+        raise ConfigError(
+            "inconsistent",
+            f"num_key_value_heads ({kv_heads}) must divide num_attention_heads ({heads}): "
+            "each KV head serves a whole group of query heads",
+            field="num_key_value_heads",
+        )
+    return int(kv_heads)
+
+
+def _falcon_kv_heads(fields: ConfigFields, heads: int) -> int:
+    """FalconAttention: new_decoder_architecture → num_kv_heads; multi_query → 1; else MHA.
+
+    Older files: RefinedWeb (Falcon-40B) reads n_head_kv; RefinedWebModel (Falcon-7B)
+    reads multi_query (NeMo's convert_falcon_hf_to_nemo applies the same mapping).
+    """
+    if fields.model_type == "RefinedWeb":
+        return int(fields.whole(("n_head_kv", "num_kv_heads"), maximum=MAX_HEADS, fallback=heads, null=heads))
+    if fields.model_type == "RefinedWebModel":
+        return 1 if fields.flag("multi_query", fallback=False) else heads
+    if fields.flag("new_decoder_architecture", fallback=False):
+        return int(fields.whole(("num_kv_heads", "n_head_kv"), maximum=MAX_HEADS, fallback=heads, null=heads))
+    return 1 if fields.flag("multi_query", fallback=True) else heads
+
+
+def _window(fields: ConfigFields) -> int | None:
+    """sliding_window in tokens; None when null (full attention) or absent without a family default."""
+    name, value = fields.raw(("sliding_window",))
+    if value is None:
+        return None
+    if value is _ABSENT:
+        default = fields.default("sliding_window")[1]
+        if default is _ABSENT or default is None:
+            return None
+        fields.assume_default("sliding_window", default)
+        return int(default)
+    return _checked_whole(name, value, minimum=1, maximum=MAX_TOKENS)
+
+
+def _layer_kinds(fields: ConfigFields, layout: str, layers: int) -> tuple[tuple[str, ...], int | None]:
+    """Each layer's kind (full, sliding, linear) and the window, following the family's code."""
+    listed = _listed_layer_types(fields, layers)
+    window = _window(fields) if layout not in ("full", "falcon", "gpt2") else None
+    if layout == "qwen2" or (layout == "unknown" and listed is None and "max_window_layers" in fields.values):
+        kinds = listed or _qwen2_kinds(fields, layers, window)
+        if not fields.flag("use_sliding_window", fallback=False) and listed is None:
+            window = None
+    elif listed is not None:
+        kinds = listed
+    else:
+        kinds = _default_kinds(fields, layout, layers, window)
+    if "sliding" in kinds and window is None:
+        raise ConfigError(
+            "inconsistent",
+            "the layers include sliding-window attention but the config gives no sliding_window",
+            field="sliding_window",
+        )
+    return tuple(kinds), window
+
+
+def _default_kinds(fields: ConfigFields, layout: str, layers: int, window: int | None) -> list[str]:
+    """Layer kinds of a file without layer_types, as the family's config class derives them."""
+    if layout in ("gemma2", "gpt_oss"):
+        return _every_nth_full(layers, 2, "sliding")
+    if layout == "gemma3":
+        return _every_nth_full(layers, fields.whole(("sliding_window_pattern",), maximum=MAX_LAYERS), "sliding")
+    if layout == "qwen3_next" or (layout == "unknown" and "full_attention_interval" in fields.values):
+        return _every_nth_full(layers, fields.whole(("full_attention_interval",), maximum=MAX_LAYERS), "linear")
+    if layout == "unknown" and window is not None and fields.values.get("use_sliding_window") is False:
+        _ignored(fields, window)
+        return ["full"] * layers
+    if layout in ("window_all", "unknown") and window is not None:
+        return ["sliding"] * layers
+    return ["full"] * layers
+
+
+def _every_nth_full(layers: int, period: int, other: str) -> list[str]:
+    """Layer i is full attention when (i + 1) % period == 0, `other` elsewhere (Gemma 2/3, gpt-oss, Qwen3-Next)."""
+    return ["full" if (i + 1) % period == 0 else other for i in range(layers)]
+
+
+def _qwen2_kinds(fields: ConfigFields, layers: int, window: int | None) -> list[str]:
+    """Qwen2Config: window only if use_sliding_window; then layers i ≥ max_window_layers slide."""
+    if not fields.flag("use_sliding_window", fallback=False):
+        if window is not None:
+            _ignored(fields, window)
+        return ["full"] * layers
+    first = fields.whole(("max_window_layers",), maximum=MAX_LAYERS, minimum=0)
+    return ["sliding" if i >= first else "full" for i in range(layers)]
+
+
+def _ignored(fields: ConfigFields, window: int) -> None:
+    fields.assume(
+        "sliding_window_ignored",
+        "use_sliding_window",
+        window,
+        f"sliding_window {window} is not used: use_sliding_window is false, "
+        "so every layer attends to the whole context",
+    )
+
+
+def _listed_layer_types(fields: ConfigFields, layers: int) -> list[str] | None:
+    value = fields.values.get("layer_types")
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError("wrong_type", "config field 'layer_types' must be a list of strings", field="layer_types")
+    if len(value) != layers:
+        raise ConfigError(
+            "inconsistent",
+            f"'layer_types' lists {len(value)} layers but num_hidden_layers is {layers}",
+            field="layer_types",
+        )
+    kinds = []
+    for item in value:
+        if item not in _LAYER_TYPES:
+            raise ConfigError(
+                "unknown_value",
+                f"unknown entry {item[:40]!r} in 'layer_types': expected full_attention, sliding_attention "
+                "or linear_attention",
+                field="layer_types",
+            )
+        kinds.append(_LAYER_TYPES[item])
+    return kinds
+
+
+def _mla_layout(fields: ConfigFields, layers: int, heads: int, hidden: int) -> Layout:
+    """DeepSeek-V2/V3, Kimi K2: every layer caches one latent (kv_lora_rank + qk_rope_head_dim values).
+
+    head_dim = qk_nope_head_dim + qk_rope_head_dim (the query/key size, used for
+    attention FLOPs); num_key_value_heads keeps the file's value (not cached).
+    """
+    rank = fields.whole(("kv_lora_rank",), maximum=MAX_HEAD_DIM)
+    rope = fields.whole(("qk_rope_head_dim",), maximum=MAX_HEAD_DIM, minimum=0)
+    nope = fields.whole(("qk_nope_head_dim",), maximum=MAX_HEAD_DIM, minimum=0)
+    kv_heads = fields.whole(("num_key_value_heads",), maximum=MAX_HEADS, fallback=heads, null=heads)
+    if nope + rope < 1:
+        raise ConfigError(
+            "out_of_range", "qk_nope_head_dim + qk_rope_head_dim must be at least 1", field="qk_nope_head_dim"
+        )
+    return Layout(
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=heads if heads % kv_heads else kv_heads,
+        head_dim=nope + rope,
+        hidden_size=hidden,
+        kinds=("mla",) * layers,
+        sliding_window=None,
+        kv_lora_rank=rank,
+        qk_rope_head_dim=rope,
+    )
+
+
+def _linear_state_values(fields: ConfigFields) -> int:
+    """Gated DeltaNet state of one layer (Qwen3-Next; modeling_qwen3_next.Qwen3NextGatedDeltaNet).
 
     Recurrent v_heads·d_k·d_v + convolution (kernel − 1)·(2·k_heads·d_k + v_heads·d_v) values.
     """
-    v_heads = _int(config, ("linear_num_value_heads",), required=False)
-    k_heads = _int(config, ("linear_num_key_heads",), required=False)
-    d_k = _int(config, ("linear_key_head_dim",), required=False)
-    d_v = _int(config, ("linear_value_head_dim",), required=False)
-    kernel = _int(config, ("linear_conv_kernel_dim",), required=False)
-    return v_heads * d_k * d_v + max(kernel - 1, 0) * (2 * k_heads * d_k + v_heads * d_v)
+    v_heads = fields.whole(("linear_num_value_heads",), maximum=MAX_HEADS)
+    k_heads = fields.whole(("linear_num_key_heads",), maximum=MAX_HEADS)
+    d_k = fields.whole(("linear_key_head_dim",), maximum=MAX_HEAD_DIM)
+    d_v = fields.whole(("linear_value_head_dim",), maximum=MAX_HEAD_DIM)
+    kernel = fields.whole(("linear_conv_kernel_dim",), maximum=MAX_HEAD_DIM)
+    return int(v_heads * d_k * d_v + (kernel - 1) * (2 * k_heads * d_k + v_heads * d_v))
+
+
+def _weights_dtype(fields: ConfigFields) -> str:
+    """The checkpoint's storage format: quantization_config's method when kvcore knows it, else torch_dtype."""
+    quantization = fields.values.get("quantization_config")
+    if isinstance(quantization, Mapping):
+        method = str(quantization.get("quant_method", "")).lower()
+        bits = quantization.get("bits")
+        if method in ("fp8", "mxfp4"):
+            return method
+        if method in ("gptq", "awq", "bitsandbytes") and bits in (4, 8):
+            return f"int{bits}"
+        if method == "bitsandbytes" and (quantization.get("load_in_4bit") or quantization.get("load_in_8bit")):
+            return "int4" if quantization.get("load_in_4bit") else "int8"
+        fields.assume(
+            "quantization_not_read",
+            "quantization_config",
+            method[:40],
+            f"quantization method {method[:40]!r} is not one kvcore reads: weights sized from torch_dtype",
+        )
+    stated = fields.text("torch_dtype") or fields.text("dtype")
+    try:
+        return dtype_name(stated)
+    except ValueError:
+        fields.assume(
+            "weights_dtype_default",
+            "torch_dtype",
+            "fp32",
+            f"torch_dtype {stated[:40]!r} is not a format kvcore knows: weights sized as fp32 "
+            "(what transformers loads them in)"
+            if stated
+            else "torch_dtype is not in the config: weights sized as fp32 (what transformers loads them in)",
+        )
+        return "fp32"
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _text(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return str(value)

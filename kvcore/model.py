@@ -76,6 +76,7 @@ class ModelSpec:
     source_url: str = ""
     notes: str = ""
     layers: tuple[LayerSpec, ...] = field(init=False, repr=False, compare=False)
+    _layer_counts: tuple[tuple[LayerSpec, int], ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         where = f"model {self.id!r}"
@@ -121,6 +122,10 @@ class ModelSpec:
             for kind in kinds
         )
         object.__setattr__(self, "layers", layers)
+        counts: dict[LayerSpec, int] = {}
+        for layer in layers:
+            counts[layer] = counts.get(layer, 0) + 1
+        object.__setattr__(self, "_layer_counts", tuple(counts.items()))
 
     @property
     def attention_type(self) -> str:
@@ -140,10 +145,7 @@ class ModelSpec:
 
     def layer_counts(self) -> dict[LayerSpec, int]:
         """Distinct layer specs and how many layers share each (formulas loop over these, ≤ 4)."""
-        counts: dict[LayerSpec, int] = {}
-        for layer in self.layers:
-            counts[layer] = counts.get(layer, 0) + 1
-        return counts
+        return dict(self._layer_counts)
 
     def count(self, kind: str) -> int:
         """Number of layers of one kind."""

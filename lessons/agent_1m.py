@@ -25,6 +25,8 @@ from kvcore.units import (
 from ui import lesson, t
 from ui.formula import latex_number
 
+lesson.rerun_alone(__file__)
+
 KV_DTYPES = ("bf16", "fp8", "int4")
 MAX_CONTEXT_TOKENS = 2_000_000
 MAX_SHARDS = 16

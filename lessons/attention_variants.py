@@ -22,6 +22,8 @@ from kvcore.variants import (
 from ui import lesson, t
 from ui.formula import latex_number, result_latex
 
+lesson.rerun_alone(__file__)
+
 KV_DTYPES = ("fp16", "bf16", "fp8", "int8", "int4")
 #: The course's example models (seeds 000, 002, 004), looked up in data/models.csv.
 SEED_SHAPE_ID = "llama-3.1-8b"

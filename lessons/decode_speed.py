@@ -13,6 +13,8 @@ from kvcore.units import format_bandwidth, format_bytes_decimal, format_seconds,
 from ui import lesson, t
 from ui.formula import latex_number
 
+lesson.rerun_alone(__file__)
+
 KV_DTYPES = ("bf16", "fp8", "int8", "int4")
 WEIGHTS_DTYPES = ("bf16", "fp8", "int8", "int4")
 TP_SIZES = (1, 2, 4, 8)

@@ -34,6 +34,8 @@ from kvcore.units import (
 from ui import lesson, t
 from ui.formula import latex_number, result_latex
 
+lesson.rerun_alone(__file__)
+
 #: Long enough for the matrix to outgrow any GPU (128k tokens), short enough to draw.
 MAX_TOKENS = 131072
 DTYPES = ("fp32", "bf16", "fp8")

@@ -32,6 +32,8 @@ from kvcore.units import GiB, format_bytes, format_bytes_decimal, format_seconds
 from ui import lesson, t
 from ui.formula import formula_terms, latex_number, result_latex
 
+lesson.rerun_alone(__file__)
+
 MAX_USERS = 256
 GROUP_SIZES = (32, 64, 128)
 #: Seed 004 counts "a million tokens" of context; the slider reaches 2**20 for every model.

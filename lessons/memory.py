@@ -27,6 +27,8 @@ from kvcore.units import GiB, format_bytes, format_bytes_decimal, format_gb, for
 from ui import lesson, t
 from ui.formula import SYMBOLIC, formula_terms, result_latex, total_substituted, total_symbolic
 
+lesson.rerun_alone(__file__)
+
 KV_DTYPES = ("fp16", "bf16", "fp8", "int8", "int4")
 WEIGHTS_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8", "mxfp4", "int4")
 MAX_USERS = 256

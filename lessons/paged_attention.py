@@ -13,6 +13,8 @@ from kvcore.units import format_tokens
 from ui import lesson, t
 from ui.formula import latex_number
 
+lesson.rerun_alone(__file__)
+
 BLOCK_SIZES = (8, 16, 32, 64, 128)
 MAX_MODEL_LENS = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
 #: The block map draws a small pool: room for this many contiguous reservations.

@@ -29,6 +29,8 @@ from kvcore.vllm import DEFAULT_BLOCK_SIZE, block_bytes
 from ui import lesson, t
 from ui.formula import latex_number
 
+lesson.rerun_alone(__file__)
+
 #: The longest request a trace may hold (vLLM's max_model_len), unless the model's context is shorter.
 MAX_MODEL_LEN = 4096
 #: kvcore's presets describe Llama 3.1 8B on one H100 SXM (ServerConfig's default step costs).

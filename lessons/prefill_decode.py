@@ -13,6 +13,8 @@ from kvcore.units import format_bandwidth, format_bytes_decimal, format_flops, f
 from ui import lesson, t
 from ui.formula import latex_number
 
+lesson.rerun_alone(__file__)
+
 #: Weight formats offered: BF16, FP8 (W8A8 where the chip has FP8 tensor cores) and INT4 (W4A16).
 WEIGHTS_DTYPES = ("bf16", "fp8", "int4")
 #: The KV cache stays in BF16 on this page (the KV formats have their own lesson).

@@ -13,6 +13,8 @@ from kvcore.units import format_flop, format_seconds, format_tokens
 from ui import lesson, t
 from ui.formula import latex_number
 
+lesson.rerun_alone(__file__)
+
 BLOCK_SIZES = (8, 16, 32, 64, 128)
 #: Seed 002: 100 requests share a 2,000-token system prompt.
 SEED_002 = {

@@ -17,6 +17,8 @@ from kvcore.units import GiB, format_bytes, format_tokens
 from ui import lesson, t
 from ui.formula import latex_number
 
+lesson.rerun_alone(__file__)
+
 KV_DTYPES = ("bf16", "fp16", "fp8", "int8")
 #: Weight formats offered; the model's own (models.csv's weights_dtype) is added and is the default.
 WEIGHTS_DTYPES = ("bf16", "fp8", "int8", "int4")

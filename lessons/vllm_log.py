@@ -15,6 +15,8 @@ from kvcore.vllm_log import MAX_LINES, MAX_TEXT_CHARS, Check, VllmLog, parse_vll
 from ui import lesson, t
 from ui.formula import latex_number
 
+lesson.rerun_alone(__file__)
+
 #: Real excerpts (data/vllm_logs/, each opening with "# source: <url>") and the model each one ran.
 EXCERPTS_DIR = Path(__file__).resolve().parents[1] / "data" / "vllm_logs"
 EXCERPTS = (

@@ -14,6 +14,8 @@ from kvcore.vllm_pool import pool_log, pool_tokens_curve, stage_layers, startup_
 from ui import lesson, t
 from ui.formula import latex_number
 
+lesson.rerun_alone(__file__)
+
 KV_DTYPES = ("bf16", "fp16", "fp8")
 BLOCK_SIZES = (16, 32)
 TP_SIZES = (1, 2, 4, 8)

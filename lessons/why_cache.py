@@ -28,6 +28,8 @@ from kvcore.units import (
 from ui import lesson, t
 from ui.formula import formula_terms, latex_number, result_latex
 
+lesson.rerun_alone(__file__)
+
 #: The slider stops at 32k tokens: enough to see the square take off, small enough to drag.
 MAX_TOKENS = 32768
 DEFAULT_TOKENS = 1000

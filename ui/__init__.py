@@ -20,6 +20,8 @@ import streamlit as st
 
 import kvcore
 from i18n import LANGUAGES, NUMBER_SEPARATORS, localize_number, translate
+from kvcore.model_code import VERSION as MODEL_CODE_VERSION
+from kvcore.model_code import model_from_code, model_to_code
 from kvcore.units import format_gib, format_tokens
 
 LANG_KEY = "lang"
@@ -31,6 +33,8 @@ KV_HEADS_KEY = "kv_heads"
 WEIGHTS_DTYPE_KEY = "weights_dtype"
 
 DEFAULT_MODEL_ID = "llama-3.1-8b"
+#: The ids of imported models are their URL codes, which start with this.
+IMPORTED_PREFIX = MODEL_CODE_VERSION + "~"
 DEFAULT_GPU_ID = "rtx-4090"
 
 Spec = TypeVar("Spec", kvcore.ModelSpec, kvcore.GpuSpec)
@@ -136,18 +140,58 @@ def language_choice() -> str:
 
 
 def model_picker() -> kvcore.ModelSpec:
-    """The sidebar's model choice (default Llama 3.1 8B), synced with ``?model=<id>``."""
+    """The sidebar's model choice (default Llama 3.1 8B), synced with ``?model=<id>``.
+
+    An imported model travels in the URL as its code (``?model=kv1~L32_h32…``,
+    kvcore.model_code): a link opens it in any browser, offline, with no upload.
+    """
+    wanted = st.query_params.get(MODEL_KEY)
+    if MODEL_KEY not in st.session_state and wanted and wanted not in models():
+        _adopt_from_url(wanted)
     catalogue = models()
     model_id = _picker(
         MODEL_KEY,
         catalogue,
         default=DEFAULT_MODEL_ID,
         label=t("sidebar.model"),
-        describe=lambda spec: spec.name,
+        describe=model_label,
         unknown_notice="notice.unknown_model",
         on_change=_reset_model_defaults,
     )
     return catalogue[model_id]
+
+
+def model_label(model: kvcore.ModelSpec) -> str:
+    """The model's name as the picker shows it; imported models say so."""
+    return t("sidebar.imported_model", name=model.name) if is_imported(model) else model.name
+
+
+def is_imported(model: kvcore.ModelSpec) -> bool:
+    """True for a model read from a config.json (its id is its URL code), False for data/models.csv's."""
+    return model.id.startswith(IMPORTED_PREFIX)
+
+
+def adopt_model(model: kvcore.ModelSpec, *, code: str | None = None) -> str:
+    """Add an imported model to this session's catalogue, under its URL code; returns that id.
+
+    Every page's model picker then offers it, and ``?model=<code>`` selects it.
+    """
+    model_id = code or model_to_code(model)
+    catalogue = models()
+    if model_id not in catalogue:
+        st.session_state["_models"] = {**catalogue, model_id: kvcore.with_changes(model, id=model_id)}
+    return model_id
+
+
+def _adopt_from_url(value: str) -> None:
+    """A ``?model=`` value that is a model code: decode it and add it (a bad code gets the unknown-model notice)."""
+    if not value.startswith(IMPORTED_PREFIX):
+        return
+    try:
+        model = model_from_code(value)
+    except ValueError:
+        return
+    adopt_model(model, code=value)
 
 
 def gpu_picker() -> kvcore.GpuSpec:
@@ -225,7 +269,7 @@ def unknown_page_notice(url_paths: list[str]) -> None:
 
 def shown_param(value: str) -> str:
     """A URL value made safe to quote in a notice: at most 40 plain characters, no markup."""
-    return "".join(c for c in value[:40] if c.isalnum() or c in ".-_ ") or "?"
+    return "".join(c for c in value[:40] if c.isalnum() or c in ".-_ /") or "?"
 
 
 def check_url_value(

@@ -14,9 +14,13 @@ Keys: a widget key is also its URL parameter, so keys are unique across pages
 
 from __future__ import annotations
 
+import functools
 import json
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
+from types import CodeType
 from typing import Any, TypeVar
 
 import streamlit as st
@@ -95,11 +99,20 @@ def presets(choices: Sequence[Preset], *, key: str) -> None:
             args=(dict(preset.values),),
             width="stretch",
         )
+    if st.session_state.pop(_SIDEBAR_CHANGED, False):
+        st.rerun(scope="app")  # the lesson reran alone: redraw the sidebar's pickers with the preset's model/GPU
 
 
 def _apply(values: dict[str, Any]) -> None:
     for widget_key, value in values.items():
         st.session_state[widget_key] = value
+    if SIDEBAR_KEYS & values.keys():
+        st.session_state[_SIDEBAR_CHANGED] = True
+
+
+#: Widgets of the sidebar (app.py) that a preset may set; the sidebar must then be redrawn too.
+SIDEBAR_KEYS = frozenset({"model", "gpu"})
+_SIDEBAR_CHANGED = "_preset_changed_sidebar"
 
 
 # ---------------------------------------------------------------- URL-bound controls
@@ -357,3 +370,45 @@ button.addEventListener("click", async () => {
 });
 </script>
 """
+
+
+# ---------------------------------------------------------------- the lesson reruns on its own
+
+
+class LessonDone(Exception):
+    """Raised once a lesson has run inside its fragment: app.py catches it (nothing is left to run)."""
+
+
+_running_alone = threading.local()
+
+
+def rerun_alone(file: str) -> None:
+    """Run the rest of this lesson file as a fragment: its own controls rerun it alone.
+
+    Call it first in a lesson (``lesson.rerun_alone(__file__)``). A slider of the
+    lesson then reruns only the lesson, not app.py's sidebar and navigation, so the
+    server sends, and the browser redraws, only what can change. The file runs again
+    inside an ``st.fragment`` (defined while the page runs, so it keeps the page's
+    widget identities); there this call returns at once, and outside it raises
+    ``LessonDone`` so the outer run stops. Presets that change the sidebar's model or
+    GPU ask for a whole-app rerun (``presets``).
+    """
+    if getattr(_running_alone, "active", False):
+        return
+    code = _lesson_code(file, Path(file).stat().st_mtime_ns)
+
+    @st.fragment
+    def lesson_fragment() -> None:
+        _running_alone.active = True
+        try:
+            exec(code, {"__file__": file, "__name__": "__main__"})
+        finally:
+            _running_alone.active = False
+
+    lesson_fragment()
+    raise LessonDone
+
+
+@functools.cache
+def _lesson_code(file: str, modified_ns: int) -> CodeType:  # a changed file is compiled anew
+    return compile(Path(file).read_text(encoding="utf-8"), file, "exec")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -30,7 +31,14 @@ PREFIXES = {
     "paged_attention": "pa_",
     "prefix_caching": "pc_",
     "preemption": "pr_",
+    "import_model": "im_",
+    "practice": "ex_",
+    "quiz": "qz_",
+    "course": "cp_",
+    "glossary": "gl_",
 }
+#: Pages that teach by asking or explaining, not by a model to move: no slider, chart or formula required.
+NOT_CALCULATORS = {"quiz", "course", "glossary"}
 WIDGET_KEY = re.compile(r"""\bkey=["']([A-Za-z0-9_]+)["']""")
 #: Models and GPUs that stress a page: MHA with a 1k context, MLA, sliding windows, linear attention,
 #: MQA, weights bigger than any one GPU; a GPU without FP8 and an Apple GPU.
@@ -66,6 +74,19 @@ def test_every_widget_key_of_a_lesson_starts_with_its_prefix(path):
     assert strays == []
 
 
+@pytest.mark.parametrize("path", LESSONS, ids=lambda path: path.stem)
+def test_every_lesson_reruns_alone_from_its_first_statement_after_the_imports(path):
+    # lesson.rerun_alone makes a lesson's own sliders rerun only the lesson (an st.fragment), not the sidebar.
+    statements = ast.parse(path.read_text(encoding="utf-8")).body
+    first = next(
+        node
+        for node in statements
+        if not isinstance(node, (ast.Import, ast.ImportFrom, ast.Expr))
+        or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call))
+    )
+    assert ast.unparse(first) == "lesson.rerun_alone(__file__)"
+
+
 def test_no_lesson_defines_a_sidebar_key():
     assert [key for path in LESSONS for key in widget_keys(path) if key in SIDEBAR_KEYS] == []
 
@@ -74,9 +95,10 @@ def test_no_lesson_defines_a_sidebar_key():
 def test_every_lesson_has_a_slider_a_chart_a_formula_and_one_takeaway(app, page):
     open_page(app, page)
     assert not app.exception, [exception.value for exception in app.exception]
-    assert app.slider, "a slider"
-    assert app.get("plotly_chart"), "a chart"
-    assert app.latex, "a formula"
+    if Path(page).stem not in NOT_CALCULATORS:
+        assert app.slider, "a slider"
+        assert app.get("plotly_chart"), "a chart"
+        assert app.latex, "a formula"
     takeaway = translate("en", "lesson.takeaway")
     assert len([info for info in app.info if info.value.startswith(f"**{takeaway}**")]) == 1
 

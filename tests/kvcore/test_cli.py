@@ -166,3 +166,56 @@ def test_a_config_that_lacks_a_field_names_it(tmp_path, capsys):
     assert main(["kv", "--config", str(path)]) == 2
     err = capsys.readouterr().err
     assert "num_attention_heads" in err and err.count("\n") == 1
+
+
+def test_a_config_counts_its_parameters_so_weights_need_no_params_option(capsys):
+    # Llama 3.1 8B in BF16: 8,030,261,248 parameters · 2 B (counted from its config.json)
+    args = ["capacity", "--config", str(CONFIGS / "llama-3.1-8b.json"), "--gpu", "h100-sxm"]
+    assert run_json(capsys, *args)["weights_bytes"] == 8_030_261_248 * 2
+
+
+def test_a_config_reading_lists_its_assumptions_in_json(capsys):
+    result = run_json(capsys, "kv", "--config", str(CONFIGS / "gemma-3-27b-it.json"))
+    assumed = {a["field"]: a for a in result["assumptions"]}
+    assert assumed["vocab_size"]["code"] == "default_value" and assumed["vocab_size"]["value"] == "262208"
+    assert result["bytes_per_token"] == 507_904  # 2 · 62 layers · 16 KV heads · 128 · 2 B, windows included
+
+
+def test_text_output_ends_with_one_assumed_line_per_assumption(capsys):
+    assert main(["kv", "--config", str(CONFIGS / "qwen2.5-7b.json")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assumed = [line for line in lines if line.startswith("assumed: ")]
+    assert assumed and lines[-len(assumed) :] == assumed
+    assert any("use_sliding_window is false" in line for line in assumed)
+
+
+def test_models_with_a_config_prints_its_reading(capsys):
+    result = run_json(capsys, "models", "--config", str(CONFIGS / "deepseek-v3.json"))
+    assert (result["attention"], result["layers"], result["bf16_bytes_per_token"]) == ("MLA", 61, 70_272)
+    assert result["total_params"] == 671_026_419_200 and result["read_exactly"] is True
+    assert result["code"].startswith("kv1~L61_") and result["assumptions"][0]["code"] == "mtp_not_counted"
+
+
+def test_models_with_a_config_reads_as_text(capsys):
+    assert main(["models", "--config", str(CONFIGS / "gpt2.json")]) == 0
+    out = capsys.readouterr().out
+    assert "total_params: 124,439,808" in out and "assumed: torch_dtype is not in the config" in out
+
+
+BAD_CONFIGS = [
+    ("{not json", "not valid JSON (line 1, column 2)"),
+    ('{"num_hidden_layers": 2, "hidden_size": 64}', "num_attention_heads"),
+    ('{"num_hidden_layers": "32", "num_attention_heads": 8, "hidden_size": 512}', "must be a whole number"),
+    ('{"num_hidden_layers": 2, "num_attention_heads": 8, "hidden_size": 512, "layer_types": ["x", "y"]}', "unknown"),
+    ("[1, 2]", "JSON object"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BAD_CONFIGS)
+@pytest.mark.parametrize("command", ["kv", "models"])
+def test_a_bad_config_exits_2_with_one_line_on_stderr(tmp_path, capsys, command, text, message):
+    path = tmp_path / "config.json"
+    path.write_text(text, encoding="utf-8")
+    assert main([command, "--config", str(path)]) == 2
+    captured = capsys.readouterr()
+    assert message in captured.err and captured.err.count("\n") == 1 and captured.out == ""
