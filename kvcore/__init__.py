@@ -5,7 +5,7 @@ seconds, bytes/s, FLOP/s, tokens. Formatting to GiB or GB/s happens at the edges
 (:mod:`kvcore.units`).
 """
 
-from . import answers, exercises, mistakes
+from . import answers, exercises, mistakes, transformers_cache
 from .agent import (
     SEED_004,
     SEED_ANSWER_TOKENS,
@@ -551,6 +551,7 @@ __all__ = [
     "top_mass_share",
     "total_memory_bytes",
     "tpot_s",
+    "transformers_cache",
     "ttft_s",
     "uniform_model",
     "weights_bytes",

@@ -37,6 +37,8 @@ ORIGIN_KEY = "_im_config_origin"
 USE_KEY = "_im_use_model"
 MAX_UPLOAD_BYTES = hub.MAX_CONFIG_BYTES
 UNNAMED = "config"
+#: The catalogue's model with Falcon's "new decoder architecture" (KV groups copied per head in transformers).
+FALCON_NEW_DECODER = "falcon-40b"
 
 #: ConfigError codes (kvcore.hf_config) → what to change, in words.
 ERROR_TEXTS = {
@@ -271,6 +273,36 @@ if wrong:
     st.markdown(t("import_model.mistakes_text"))
 else:
     st.markdown(t("import_model.no_mistakes", name=model.name))
+
+# What a research framework holds is not always what a serving engine holds (tests/proof measures both).
+with st.expander(t("import_model.transformers_title")):
+    in_transformers = float(
+        kvcore.transformers_cache.transformers_kv_bytes(model, context_tokens=context_tokens, bytes_per_value=b)
+    )
+    st.markdown(
+        t(
+            "import_model.transformers_text",
+            serving=lesson.mem(sequence),
+            transformers=lesson.mem(in_transformers),
+            version=kvcore.transformers_cache.TRANSFORMERS_VERSION,
+        )
+    )
+    if model.count("sliding"):
+        st.markdown(t("import_model.transformers_sliding", window=ui.num(format_tokens(model.sliding_window or 0))))
+    if model.count("mla"):
+        factor = kvcore.transformers_cache.mla_expansion_factor(model)
+        st.markdown(t("import_model.transformers_mla", name=model.name, factor=ui.num(f"{factor:.0f}")))
+    if model.count("linear"):
+        st.markdown(t("import_model.transformers_linear"))
+    falcon = ui.models()[FALCON_NEW_DECODER]
+    copies = kvcore.transformers_cache.falcon_new_decoder_kv_bytes(falcon, context_tokens=1)
+    st.markdown(
+        t(
+            "import_model.transformers_falcon",
+            name=falcon.name,
+            factor=ui.num(f"{float(copies) / float(kvcore.sequence_kv_bytes(falcon, context_tokens=1)):.0f}"),
+        )
+    )
 
 with st.expander(t("import_model.share_title")):
     st.markdown(t("import_model.share_text"))

@@ -33,6 +33,8 @@ KV_HEADS_KEY = "kv_heads"
 WEIGHTS_DTYPE_KEY = "weights_dtype"
 
 DEFAULT_MODEL_ID = "llama-3.1-8b"
+#: The context range of a model whose config does not give max_position_embeddings.
+UNKNOWN_CONTEXT_TOKENS = 131_072
 #: The ids of imported models are their URL codes, which start with this.
 IMPORTED_PREFIX = MODEL_CODE_VERSION + "~"
 DEFAULT_GPU_ID = "rtx-4090"
@@ -328,8 +330,9 @@ def context_range(model: kvcore.ModelSpec) -> tuple[int, int, int, int]:
 
     Steps of 1,024 tokens from 1k to the model's max_position_embeddings, default
     8,192 (or the maximum, if smaller); models with at most 2k tokens (GPT-2) step by 128.
+    A model that does not say (an imported config without max_position_embeddings) gets 128k.
     """
-    maximum = model.max_position_embeddings
+    maximum = model.max_position_embeddings or UNKNOWN_CONTEXT_TOKENS
     step = 1024 if maximum > 2048 else 128
     return step, maximum, step, min(8192, maximum)
 

@@ -50,6 +50,8 @@ TRICKY = [
     ("falcon-7b", "t4"),
     ("llama-3.1-405b", "rtx-4090"),
     ("gpt-oss-120b", "mi300x"),
+    # An imported model in the link (kvcore.model_code): no parameter count, no max_position_embeddings.
+    ("kv1~L12_h8_k2_d64~imported", "h100-sxm"),
 ]
 
 
