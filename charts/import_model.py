@@ -73,7 +73,7 @@ def readings_figure(
         float(context_tokens),
         line={"color": COLORS["text"], "width": 1, "dash": "dot"},
         annotation={"text": labels["current"]},
-        annotation_position="top left",
+        annotation_position="top right",
     )
     figure.update_layout(separators=separators, xaxis={"range": [0, longest]}, yaxis={"rangemode": "tozero"})
     return styled(

@@ -216,8 +216,8 @@ with results:
     row[1].metric(t("import_model.per_token"), lesson.size(per_token))
     row[2].metric(t("import_model.per_sequence", tokens=ui.num(format_tokens(context_tokens))), lesson.mem(sequence))
     if model.total_params:
-        total = ui.num(f"{model.total_params / 1e9:,.2f}")
-        active = ui.num(f"{(model.active_params or model.total_params) / 1e9:,.2f}")
+        total = ui.num(f"{model.total_params / 1e9:,.1f}")
+        active = ui.num(f"{(model.active_params or model.total_params) / 1e9:,.1f}")
         key = "import_model.params_moe" if model.is_moe else "import_model.params"
         st.markdown(t(key, total=total, active=active))
 
