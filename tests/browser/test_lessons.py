@@ -139,6 +139,8 @@ def test_a_preset_writes_its_scenario_into_the_url_and_the_url_restores_it(page:
     page.get_by_role("button", name=translate("en", "sizing.preset_dashboard"), exact=True).click()
     data = wait_for_new_chart(page, before)
     page.wait_for_url(lambda url: "model=llama-3.1-70b" in url and "sz_utilization=0.88" in url)
+    # The lesson reruns alone (a fragment); a preset that changes the model reruns the sidebar too.
+    expect(page.get_by_role("combobox", name=translate("en", "sidebar.model"))).to_have_value("Llama 3.1 70B")
 
     copy = page.context.new_page()
     open_lesson(copy, page.url)
