@@ -8,7 +8,7 @@ import contextlib
 import streamlit as st
 
 import ui
-from ui import lesson, t
+from ui import course, lesson, t
 
 # A projector needs the room: presentation mode (?present=true) opens with the sidebar folded.
 presenting = st.query_params.get(lesson.PRESENT_KEY) == "true"
@@ -66,5 +66,6 @@ pages = {
 }
 pg = st.navigation(pages)
 ui.unknown_page_notice([page.url_path for section in pages.values() for page in section])
+course.course_bar(pg.url_path)  # nothing unless the link carries a course path
 with contextlib.suppress(lesson.LessonDone):  # each lesson reruns alone in a fragment (lesson.rerun_alone)
     pg.run()

@@ -1041,14 +1041,14 @@ LESSON_TOPICS: tuple[str, ...] = ("score_matrix_bytes",)
 
 
 def score_matrix_exercise(
-    model: ModelSpec, *, tokens: int, heads: int | None = None, batch: int = 1, kv_dtype: str = "bf16"
+    model: ModelSpec, *, tokens: int, heads: int | None = None, batch: int = 1, dtype: str = "bf16"
 ) -> Exercise:
     """Memory of standard attention's n × n score matrix in one layer, the matrix FlashAttention never writes.
 
     Formula: n² · b · H · B [bytes] (``attention.prefill_attention_memory``'s temporary
     bytes without FlashAttention: one layer at a time, H query heads, B sequences),
     answered in GiB from 1 GiB up, else in MiB, within 3 %. H defaults to the model's
-    query heads; b is the bytes per value of `kv_dtype`. Source: Dao et al. 2022,
+    query heads; b is the bytes per value of `dtype`. Source: Dao et al. 2022,
     FlashAttention (arXiv:2205.14135), §3; course seed 000.
 
     >>> llama = ModelSpec(id="llama", name="Llama", num_hidden_layers=32, num_attention_heads=32,
@@ -1060,7 +1060,7 @@ def score_matrix_exercise(
     from .attention import attention_scores_bytes, prefill_attention_memory  # only this topic needs them
     from .units import MiB
 
-    b = bytes_per_value(kv_dtype)
+    b = bytes_per_value(dtype)
     head_count = model.num_attention_heads if heads is None else _whole("heads", heads)
     n, sequences = _whole("tokens", tokens), _whole("batch", batch)
     memory = prefill_attention_memory(
@@ -1083,7 +1083,7 @@ def score_matrix_exercise(
             f"score_matrix_{unit.lower()}", f"score_matrix / 2^{power}", f"{_n(total)} / 2^{power}", total / size, unit
         ),
     ]
-    inputs = {"model": model.id, "tokens": n, "heads": head_count, "batch": sequences, "kv_dtype": dtype_name(kv_dtype)}
+    inputs = {"model": model.id, "tokens": n, "heads": head_count, "batch": sequences, "dtype": dtype_name(dtype)}
     factors = {
         **({"heads": float(head_count)} if head_count > 1 else {}),
         **({"batch": float(sequences)} if sequences > 1 else {}),

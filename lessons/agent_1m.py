@@ -8,6 +8,7 @@ import streamlit as st
 
 import kvcore
 import ui
+import ui.practice
 from charts.agent_1m import attention_mass_figure, gpus_needed_figure, token_time_figure
 from kvcore import agent
 from kvcore.decode import tensor_parallel_sizes
@@ -22,7 +23,7 @@ from kvcore.units import (
     format_tokens,
     format_tokens_per_s,
 )
-from ui import lesson, t
+from ui import glossary, lesson, t
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -520,4 +521,15 @@ with st.expander(t("agent_1m.measure_title")):
         language="python",
     )
 
+ui.practice.predict(
+    "decode_ms_per_token",
+    stem="agent_1m",
+    model=model,
+    gpu=gpu,
+    context_tokens=context_tokens,
+    kv_dtype=kv_dtype,
+    gpus=shards,
+)
 lesson.takeaway(t("agent_1m.takeaway"))
+
+glossary.terms_used("agent_1m")

@@ -7,6 +7,7 @@ import streamlit as st
 
 import kvcore
 import ui
+import ui.practice
 from charts.attention_variants import models_landscape_figure, variant_bars_figure, variant_curves_figure
 from kvcore.units import KB, KiB, format_bytes, format_bytes_decimal, format_seconds, format_tokens
 from kvcore.variants import (
@@ -19,7 +20,7 @@ from kvcore.variants import (
     cache_saving_fraction,
     default_gqa_kv_heads,
 )
-from ui import lesson, t
+from ui import glossary, lesson, t
 from ui.formula import latex_number, result_latex
 
 lesson.rerun_alone(__file__)
@@ -217,6 +218,9 @@ for column, key in zip(columns, VARIANTS, strict=True):
         help=t("attention_variants.metric_help", cache=lesson.mem(cache[key]), context=tokens(context_tokens)),
     )
 
+ui.practice.predict(
+    "gqa_saving", stem="attention_variants", model=model, otherwise=("bytes_per_token", {"kv_dtype": kv_dtype})
+)
 lesson.takeaway(t("attention_variants.takeaway"))
 
 st.subheader(t("attention_variants.formula_title"))
@@ -473,3 +477,5 @@ st.markdown(
     )
 )
 st.markdown(t("attention_variants.seed_gpt35"))
+
+glossary.terms_used("attention_variants")

@@ -7,10 +7,11 @@ import streamlit as st
 
 import kvcore
 import ui
+import ui.practice
 from charts.decode_speed import bytes_per_step_figure, tokens_per_s_figure
 from kvcore.decode import crossover_context_tokens, decode_token_s, kv_share_of_step, tensor_parallel_sizes
 from kvcore.units import format_bandwidth, format_bytes_decimal, format_seconds, format_tokens, format_tokens_per_s
-from ui import lesson, t
+from ui import glossary, lesson, t
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -257,4 +258,17 @@ rate_figure = tokens_per_s_figure(
 lesson.chart(rate_figure, key="ds_rate_chart")
 st.markdown(t("decode_speed.rate_text"))
 
+ui.practice.predict(
+    "decode_ms_per_token",
+    stem="decode_speed",
+    model=model,
+    gpu=gpu,
+    context_tokens=context_tokens,
+    batch=batch,
+    weights_dtype=weights_dtype,
+    kv_dtype=kv_dtype,
+    gpus=tp,
+)
 lesson.takeaway(t("decode_speed.takeaway"))
+
+glossary.terms_used("decode_speed")

@@ -12,6 +12,7 @@ import streamlit as st
 
 import kvcore
 import ui
+import ui.practice
 from charts.flash_attention import hbm_traffic_figure, kv_unchanged_figure, score_memory_figure
 from kvcore.attention import (
     attention_matmul_flops,
@@ -31,7 +32,7 @@ from kvcore.units import (
     format_seconds,
     format_tokens,
 )
-from ui import lesson, t
+from ui import glossary, lesson, t
 from ui.formula import latex_number, result_latex
 
 lesson.rerun_alone(__file__)
@@ -230,6 +231,9 @@ st.markdown(
         memory=lesson.mem(gpu.memory_bytes),
     )
 )
+ui.practice.predict(
+    "score_matrix_bytes", stem="flash_attention", model=model, tokens=tokens, heads=heads, batch=batch, dtype=dtype
+)
 lesson.takeaway(t("flash_attention.takeaway"))
 
 # ---------------------------------------------------------------- the formula
@@ -401,3 +405,5 @@ else:
     st.markdown(
         t("flash_attention.tile_unknown", rows=BLOCK_ROWS, cols=BLOCK_COLS, tile=lesson.size(tile), gpu=gpu.name)
     )
+
+glossary.terms_used("flash_attention")

@@ -1,9 +1,38 @@
-"""Placeholder: being written."""
+"""Glossary: every term the lessons use, searchable, each with the lessons that use it.
+
+The terms are data (ui/glossary.py, texts in i18n/*/glossary.json); numbers in definitions come
+from kvcore. ``?gl_term=<id>`` (the links under each lesson) opens that term first;
+``?gl_search=`` holds the search.
+"""
 
 import streamlit as st
 
-from ui import lesson, t
+import ui
+from ui import glossary, lesson, t
 
 lesson.rerun_alone(__file__)
 
-st.title(t("nav.glossary"))
+lesson.header(t("glossary.title"), t("glossary.intro"))
+asked = glossary.asked_term()
+query = st.text_input(
+    t("glossary.search"),
+    key=glossary.SEARCH_KEY,
+    bind="query-params",
+    placeholder=t("glossary.search_placeholder"),
+    help=t("glossary.search_help"),
+    icon=":material/search:",
+    max_chars=60,
+)
+query = (query or "").strip()
+
+terms = [term for term in glossary.ordered_terms(asked) if not query or glossary.matches(term, query)]
+if asked is not None and terms and terms[0].id == asked:
+    st.caption(t("glossary.showing", term=t(glossary.TERMS[asked].name)))
+st.caption(t("glossary.count", shown=len(terms), total=len(glossary.TERMS)))
+if not terms:
+    st.info(t("glossary.none", query=ui.shown_param(query)), icon=":material/search_off:")
+for term in terms:
+    opened = term.id == asked or (bool(query) and len(terms) <= glossary.OPEN_RESULTS)
+    glossary.show_term(term, expanded=opened)
+
+lesson.takeaway(t("glossary.takeaway"))

@@ -12,6 +12,7 @@ import streamlit as st
 
 import kvcore
 import ui
+import ui.practice
 from charts.kv_quantization import (
     cache_by_format_figure,
     capacity_figure,
@@ -29,7 +30,7 @@ from kvcore.quantization import (
 )
 from kvcore.sizing import sizing_steps
 from kvcore.units import GiB, format_bytes, format_bytes_decimal, format_seconds, format_tokens
-from ui import lesson, t
+from ui import glossary, lesson, t
 from ui.formula import formula_terms, latex_number, result_latex
 
 lesson.rerun_alone(__file__)
@@ -236,6 +237,7 @@ else:
         )
     )
 
+ui.practice.predict("bytes_per_token", stem="kv_quantization", model=model, kv_dtype="fp8")
 lesson.takeaway(t("kv_quantization.takeaway"))
 
 # ---------------------------------------------------------------- every format side by side
@@ -463,3 +465,5 @@ st.markdown(
         ratio=ui.num(f"{big_per_token['fp16'] / big_per_token['fp8']:g}"),
     )
 )
+
+glossary.terms_used("kv_quantization")

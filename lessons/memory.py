@@ -14,6 +14,7 @@ import streamlit as st
 
 import kvcore
 import ui
+import ui.practice
 from charts.memory import memory_vs_context_figure
 from charts.memory_heatmap import memory_heatmap_figure
 from kvcore.memory import (
@@ -24,7 +25,7 @@ from kvcore.memory import (
     total_memory_bytes,
 )
 from kvcore.units import GiB, format_bytes, format_bytes_decimal, format_gb, format_gib, format_tokens
-from ui import lesson, t
+from ui import glossary, lesson, t
 from ui.formula import SYMBOLIC, formula_terms, result_latex, total_substituted, total_symbolic
 
 lesson.rerun_alone(__file__)
@@ -317,6 +318,9 @@ with results:
     )
     lesson.chart(figure, key="memory_chart")
 
+ui.practice.predict(
+    "sequence_cache", stem="memory", model=variant, context_tokens=context_tokens, kv_dtype=kv_dtype or "bf16"
+)
 lesson.takeaway(t("memory.takeaway"))
 
 # ---------------------------------------------------------------- the formula
@@ -526,3 +530,5 @@ st.markdown(
         memory=lesson.mem(story_gpu.memory_bytes),
     )
 )
+
+glossary.terms_used("memory")

@@ -7,10 +7,11 @@ import streamlit as st
 
 import kvcore
 import ui
+import ui.practice
 from charts.paged_attention import block_map_figure, cell_slots, waste_figure
 from kvcore.paging import SHAREGPT_ON_OPT, allocation_report, block_map, request_lengths_tokens, requests_that_fit
 from kvcore.units import format_tokens
-from ui import lesson, t
+from ui import glossary, lesson, t
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -209,6 +210,7 @@ st.caption(
     )
 )
 
+ui.practice.predict("sequence_cache", stem="paged_attention", model=model, context_tokens=max_model_len)
 lesson.takeaway(t("paged_attention.takeaway"))
 
 # ---------------------------------------------------------------- the formulas
@@ -260,3 +262,5 @@ lesson.chart(
     key="pa_map_chart",
 )
 st.markdown(t("paged_attention.fragmentation_note"))
+
+glossary.terms_used("paged_attention")

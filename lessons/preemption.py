@@ -11,6 +11,7 @@ import streamlit as st
 
 import kvcore
 import ui
+import ui.practice
 from charts.preemption import latency_figure, occupancy_figure, queue_figure
 from kvcore.scheduler import (
     PREEMPTION_MODES,
@@ -26,7 +27,7 @@ from kvcore.scheduler import (
 )
 from kvcore.units import format_bytes, format_seconds, format_tokens, format_tokens_per_s
 from kvcore.vllm import DEFAULT_BLOCK_SIZE, block_bytes
-from ui import lesson, t
+from ui import glossary, lesson, t
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -340,6 +341,7 @@ lesson.formula(
     + rf" \;\Rightarrow\; \text{{{verdict}}}",
 )
 
+ui.practice.predict("max_context", stem="preemption", model=model, gpu=gpu, utilization=UTILIZATION)
 lesson.takeaway(t("preemption.takeaway"))
 
 # ---------------------------------------------------------------- the rule
@@ -423,3 +425,5 @@ st.caption(
         block_size=DEFAULT_BLOCK_SIZE,
     )
 )
+
+glossary.terms_used("preemption")

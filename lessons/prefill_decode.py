@@ -7,10 +7,11 @@ import streamlit as st
 
 import kvcore
 import ui
+import ui.practice
 from charts.prefill_decode import batch_intensity_figure, roofline_figure, timeline_figure
 from kvcore import phases, units
 from kvcore.units import format_bandwidth, format_bytes_decimal, format_flops, format_seconds, format_tokens
-from ui import lesson, t
+from ui import glossary, lesson, t
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -528,4 +529,17 @@ st.markdown(
         users=ui.plural("users.count", batch),
     )
 )
+ui.practice.predict(
+    "compute_bound_phase",
+    stem="prefill_decode",
+    model=model,
+    gpu=gpu,
+    prompt_tokens=prompt_tokens,
+    context_tokens=round(step_context),
+    batch=batch,
+    weights_dtype=weights_dtype,
+    kv_dtype=KV_DTYPE,
+)
 lesson.takeaway(t("prefill_decode.takeaway"))
+
+glossary.terms_used("prefill_decode")

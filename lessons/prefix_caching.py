@@ -7,10 +7,11 @@ import streamlit as st
 
 import kvcore
 import ui
+import ui.practice
 from charts.prefix_caching import cost_figure, prefix_memory_figure
 from kvcore.paging import cached_prefix_tokens, prefix_memory, prefix_prefill, prompt_cache_cost
 from kvcore.units import format_flop, format_seconds, format_tokens
-from ui import lesson, t
+from ui import glossary, lesson, t
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -227,6 +228,7 @@ with results:
 if shared_blocks == 0:
     st.warning(t("prefix_caching.no_full_block", prefix=prefix_tokens, block=block_size), icon=":material/warning:")
 
+ui.practice.predict("sequence_cache", stem="prefix_caching", model=model, context_tokens=prefix_tokens)
 lesson.takeaway(t("prefix_caching.takeaway"))
 
 # ---------------------------------------------------------------- the formula
@@ -296,3 +298,5 @@ st.markdown(
     )
 )
 st.caption(t("prefix_caching.price_note"))
+
+glossary.terms_used("prefix_caching")

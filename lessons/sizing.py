@@ -11,10 +11,11 @@ import streamlit as st
 
 import kvcore
 import ui
+import ui.practice
 from charts.sizing import context_per_user_figure, sizing_waterfall_figure
 from kvcore.sizing import fitting_context_tokens, pool_headroom, pool_share, preemption_risk, sizing_steps
 from kvcore.units import GiB, format_bytes, format_tokens
-from ui import lesson, t
+from ui import glossary, lesson, t
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -258,6 +259,17 @@ elif risk == "at_limit":
 else:
     st.success(t("sizing.alarm_fits", **alarm), icon=":material/check_circle:")
 
+ui.practice.predict(
+    "users_fit",
+    stem="sizing",
+    model=model,
+    gpu=gpu,
+    context_tokens=context_tokens,
+    utilization=utilization,
+    weights_dtype=weights_dtype,
+    kv_dtype=kv_dtype,
+    gpus=tp,
+)
 lesson.takeaway(t("sizing.takeaway"))
 
 # ---------------------------------------------------------------- the rule, step by step
@@ -425,3 +437,5 @@ st.markdown(
         ),
     )
 )
+
+glossary.terms_used("sizing")

@@ -9,10 +9,11 @@ import streamlit as st
 
 import kvcore
 import ui
+import ui.practice
 from charts.vllm_log import checks_ratio_figure, ratio_checks, users_by_context_figure
 from kvcore.units import format_bytes, format_tokens
 from kvcore.vllm_log import MAX_LINES, MAX_TEXT_CHARS, Check, VllmLog, parse_vllm_log, reconcile
-from ui import lesson, t
+from ui import glossary, lesson, t
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -305,6 +306,17 @@ if advice.requested_max_model_len is not None and advice.missing_bytes is not No
 elif log.no_kv_cache_memory_error:
     st.error(t("vllm_log.no_memory_error"), icon=":material/block:")
 
+ui.practice.predict(
+    "users_fit",
+    stem="vllm_log",
+    model=model,
+    gpu=gpu,
+    context_tokens=context_tokens,
+    utilization=advice_log.gpu_memory_utilization,
+    weights_dtype="int8" if weights == "int8" else model.weights_dtype,
+    kv_dtype="bf16" if kv_dtype == "log" else kv_dtype,
+    gpus=result.tp,
+)
 lesson.takeaway(t("vllm_log.takeaway"))
 
 # ---------------------------------------------------------------- the formula
@@ -405,3 +417,5 @@ with st.expander(t("vllm_log.ignored_title", n=len(log.ignored)), expanded=False
         st.code("\n".join(log.ignored), language=None)
     else:
         st.caption(t("vllm_log.ignored_none"))
+
+glossary.terms_used("vllm_log")

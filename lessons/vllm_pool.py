@@ -8,10 +8,11 @@ import streamlit as st
 
 import kvcore
 import ui
+import ui.practice
 from charts.vllm_pool import pool_waterfall_figure, utilization_figure
 from kvcore.units import GiB, format_bytes, format_tokens
 from kvcore.vllm_pool import pool_log, pool_tokens_curve, stage_layers, startup_log_lines
-from ui import lesson, t
+from ui import glossary, lesson, t
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -242,6 +243,9 @@ else:
         icon=":material/check_circle:",
     )
 
+ui.practice.predict(
+    "max_context", stem="vllm_pool", model=model, gpu=gpu, utilization=utilization, kv_dtype=kv_dtype, gpus=tp
+)
 lesson.takeaway(t("vllm_pool.takeaway"))
 
 # ---------------------------------------------------------------- the formula
@@ -328,3 +332,5 @@ st.markdown(
         per_rank=ui.num(format_tokens(-(-max_model_len // cp))),
     )
 )
+
+glossary.terms_used("vllm_pool")

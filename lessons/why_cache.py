@@ -7,6 +7,7 @@ import streamlit as st
 
 import kvcore
 import ui
+import ui.practice
 from charts.why_cache import cumulative_work_figure, step_work_figure, token_grid_figure
 from kvcore.attention import (
     forward_flops_with_cache,
@@ -25,7 +26,7 @@ from kvcore.units import (
     format_seconds,
     format_tokens,
 )
-from ui import lesson, t
+from ui import glossary, lesson, t
 from ui.formula import formula_terms, latex_number, result_latex
 
 lesson.rerun_alone(__file__)
@@ -150,6 +151,7 @@ st.markdown(
     )
 )
 
+ui.practice.predict("bytes_per_token", stem="why_cache", model=model)
 lesson.takeaway(t("why_cache.takeaway"))
 
 # ---------------------------------------------------------------- the formulas
@@ -300,3 +302,5 @@ st.markdown(
         factor=ui.num(format_quantity(factor)),
     )
 )
+
+glossary.terms_used("why_cache")

@@ -327,6 +327,7 @@ _PRESENTATION_CSS = """
 [data-testid="stMain"] [data-testid="stMetricValue"] p { font-size: 2.8rem; line-height: 1.2; }
 [data-testid="stMain"] [data-testid="stMetricLabel"] p { font-size: 1.2rem; }
 [data-testid="stMain"] .katex { font-size: 1.5em; }
+[data-testid="stMain"] input, [data-testid="stMain"] textarea { font-size: 1.3rem; }
 </style>
 """
 

@@ -1,0 +1,887 @@
+"""Predict, then reveal: a question on the learner's own settings, checked in words, then worked out.
+
+On a lesson (one call, where the page's values exist, before its takeaway)::
+
+    practice.predict("sequence_cache", stem="memory", model=model, context_tokens=context_tokens, kv_dtype=kv_dtype)
+
+builds the exercise with kvcore (``kvcore.exercises.exercise_for``, or the lesson topics'
+own builders such as ``score_matrix_exercise``) and draws a compact box: the question,
+the data it needs, the tolerance, a form (typing does not rerun the page), and after a
+submitted attempt, or the "Show me" button, the verdict in words and the worked steps.
+A configuration that is not a question (a topic that does not apply, a model the GPU
+cannot hold in that way) draws nothing. The exercise practice page draws the same box
+with ``answer_box``.
+
+Widget keys: ``pv_<stem>_<digest>_…`` on lessons and ``ex_…`` on the practice page;
+the digest hashes the topic, inputs and answer, so a changed configuration gets a fresh
+question and the old one's answer stays where it was. In presentation mode
+(``lesson.presenting()``) answers are noted but nothing is revealed until the presenter
+presses "Reveal".
+
+Progress (this browser session only: ``st.session_state``, nothing stored on the server)
+-----------------------------------------------------------------------------------------
+``record(stem, correct, kind="exercise")`` counts one answered question of the lesson
+`stem`; ``kind`` keeps exercises ("exercise") and quizzes ("quiz") apart.
+``progress(kind="exercise")`` returns ``{stem: Tally(answered, correct)}`` for that kind.
+The predict box records the first real attempt at each question (not an answer typed
+after the solution was shown, not an unreadable one); a quiz calls
+``practice.record(stem, correct, kind="quiz")`` once per question it scores.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import streamlit as st
+
+import kvcore
+import ui
+from kvcore import answers, exercises
+from kvcore.exercises import Exercise, Step
+from kvcore.phases import matmul_peak_flop_per_s
+from kvcore.units import (
+    format_bandwidth,
+    format_bytes,
+    format_flop,
+    format_flop_per_byte,
+    format_flops,
+    format_gib,
+    format_quantity,
+    format_tokens,
+)
+from ui import lesson, t
+from ui.formula import latex_number
+
+KINDS = ("exercise", "quiz")
+PROGRESS_KEY = "_practice_progress"
+#: Verdicts that count as an attempt: they reveal the answer and enter the progress.
+ATTEMPTS = frozenset({"right", "right_in_other_unit", "right_value_wrong_unit_name", "off_by_factor", "wrong"})
+#: Topics whose answer is about K and V, where a factor of 2 means "K and V".
+KV_TOPICS = frozenset({"bytes_per_token", "sequence_cache", "users_fit", "max_context", "decode_ms_per_token"})
+
+TOPIC_KEYS = {
+    "bytes_per_token": "practice.topic_bytes_per_token",
+    "sequence_cache": "practice.topic_sequence_cache",
+    "users_fit": "practice.topic_users_fit",
+    "weights_memory": "practice.topic_weights_memory",
+    "decode_ms_per_token": "practice.topic_decode_ms_per_token",
+    "prefill_ttft": "practice.topic_prefill_ttft",
+    "compute_bound_phase": "practice.topic_compute_bound_phase",
+    "gqa_saving": "practice.topic_gqa_saving",
+    "max_context": "practice.topic_max_context",
+    "score_matrix_bytes": "practice.topic_score_matrix_bytes",
+}
+QUESTION_KEYS = {
+    "bytes_per_token": "practice.q_bytes_per_token",
+    "sequence_cache": "practice.q_sequence_cache",
+    "users_fit": "practice.q_users_fit",
+    "weights_memory": "practice.q_weights_memory",
+    "decode_ms_per_token": "practice.q_decode_ms_per_token",
+    "prefill_ttft": "practice.q_prefill_ttft",
+    "compute_bound_phase": "practice.q_compute_bound_phase",
+    "gqa_saving": "practice.q_gqa_saving",
+    "max_context": "practice.q_max_context",
+    "score_matrix_bytes": "practice.q_score_matrix_bytes",
+}
+#: The placeholders a question template may use (``question_values`` fills every one).
+QUESTION_FIELDS = (
+    "model",
+    "gpu",
+    "gpus",
+    "context",
+    "prompt",
+    "tokens",
+    "heads",
+    "batch",
+    "batch_text",
+    "sequences",
+    "kv_dtype",
+    "dtype",
+    "weights_dtype",
+    "utilization",
+    "utilization_fraction",
+    "params",
+    "bandwidth",
+    "unit",
+)
+VERDICT_KEYS = {
+    "right": "practice.verdict_right",
+    "right_in_other_unit": "practice.verdict_right_in_other_unit",
+    "right_value_wrong_unit_name": "practice.verdict_right_value_wrong_unit_name",
+    "off_by_factor": "practice.verdict_off_by_factor",
+    "wrong": "practice.verdict_wrong",
+    "unparseable": "practice.parse_not_a_number",  # the parse status says why (PARSE_KEYS)
+    "empty": "practice.verdict_empty",
+    "wrong_dimension": "practice.verdict_wrong_dimension",
+    "ambiguous": "practice.verdict_ambiguous",
+}
+#: Every parse status: the readable ones echo the reading, the others say why nothing was read.
+PARSE_KEYS = {
+    "ok": "practice.parse_ok",
+    "ambiguous": "practice.verdict_ambiguous",
+    "empty": "practice.verdict_empty",
+    "not_a_number": "practice.parse_not_a_number",
+    "not_finite": "practice.parse_not_finite",
+    "negative": "practice.parse_negative",
+    "unknown_unit": "practice.parse_unknown_unit",
+    "wrong_dimension": "practice.verdict_wrong_dimension",
+    "not_a_choice": "practice.parse_not_a_choice",
+}
+FLAG_KEYS = {
+    "b_read_as_byte": "practice.flag_b_read_as_byte",
+    "decimal_comma": "practice.flag_decimal_comma",
+    "decimal_point": "practice.flag_decimal_point",
+    "assumed_unit": "practice.flag_assumed_unit",
+}
+FACTOR_KEYS = {
+    "gqa_group": "practice.factor_gqa_group",
+    "batch": "practice.factor_batch",
+    "gpus": "practice.factor_gpus",
+    "heads": "practice.factor_heads",
+    "score_and_softmax": "practice.factor_score_and_softmax",
+    "kv_pair": "practice.factor_kv_pair",
+    "bits_per_byte": "practice.factor_bits_per_byte",
+    "thousand": "practice.factor_thousand",
+    "kilo_vs_kibi": "practice.factor_binary",
+    "mega_vs_mebi": "practice.factor_binary",
+    "giga_vs_gibi": "practice.factor_binary",
+    "tera_vs_tebi": "practice.factor_binary",
+}
+CHOICE_KEYS = {
+    "neither": "practice.choice_neither",
+    "prefill": "practice.choice_prefill",
+    "decode": "practice.choice_decode",
+    "both": "practice.choice_both",
+}
+DIMENSION_KEYS = {
+    "memory": "practice.dimension_memory",
+    "time": "practice.dimension_time",
+    "token_rate": "practice.dimension_token_rate",
+    "bandwidth": "practice.dimension_bandwidth",
+    "flops": "practice.dimension_flops",
+    "flop_rate": "practice.dimension_flop_rate",
+    "count": "practice.dimension_count",
+    "ratio": "practice.dimension_ratio",
+    "choice": "practice.dimension_choice",
+}
+KIND_KEYS = {
+    "full": "practice.kind_full",
+    "sliding": "practice.kind_sliding",
+    "linear": "practice.kind_linear",
+    "mla": "practice.kind_mla",
+}
+#: Words for the units that are nouns (the others are written as symbols in both languages).
+UNIT_KEYS = {
+    "users": "practice.unit_users",
+    "tokens": "practice.unit_tokens",
+    "gpus": "practice.unit_gpus",
+    "sequences": "practice.unit_sequences",
+    "heads": "practice.unit_heads",
+    "pairs": "practice.unit_pairs",
+}
+STEP_KEYS = {
+    "answer": "practice.step_answer",
+    "attention_flops": "practice.step_attention_flops",
+    "attention_pairs": "practice.step_attention_pairs",
+    "bytes_per_token": "practice.step_bytes_per_token",
+    "bytes_per_token_full": "practice.step_bytes_per_token_full",
+    "bytes_per_token_sliding": "practice.step_bytes_per_token_sliding",
+    "bytes_per_token_mla": "practice.step_bytes_per_token_mla",
+    "bytes_per_token_kib": "practice.step_bytes_per_token_kib",
+    "compute_time": "practice.step_compute_time",
+    "decode_intensity": "practice.step_decode_intensity",
+    "decode_time": "practice.step_decode_time",
+    "kv_budget": "practice.step_kv_budget",
+    "kv_full": "practice.step_kv_full",
+    "kv_sliding": "practice.step_kv_sliding",
+    "kv_mla": "practice.step_kv_mla",
+    "kv_linear": "practice.step_kv_linear",
+    "kv_heads_per_gpu": "practice.step_kv_heads_per_gpu",
+    "kv_read": "practice.step_kv_read",
+    "kv_sequence": "practice.step_kv_sequence",
+    "kv_sequence_all_gpus": "practice.step_kv_sequence_all_gpus",
+    "kv_sequence_gib": "practice.step_kv_sequence_gib",
+    "matmul_flops": "practice.step_matmul_flops",
+    "memory_time": "practice.step_memory_time",
+    "mha_bytes_per_token": "practice.step_mha_bytes_per_token",
+    "pairs_full": "practice.step_pairs_full",
+    "pairs_sliding": "practice.step_pairs_sliding",
+    "pairs_mla": "practice.step_pairs_mla",
+    "pool_tokens": "practice.step_pool_tokens",
+    "prefill_bytes": "practice.step_prefill_bytes",
+    "prefill_flops": "practice.step_prefill_flops",
+    "prefill_intensity": "practice.step_prefill_intensity",
+    "ratio": "practice.step_ratio",
+    "ridge_point": "practice.step_ridge_point",
+    "step_bytes": "practice.step_step_bytes",
+    "ttft": "practice.step_ttft",
+    "usable_memory": "practice.step_usable_memory",
+    "users": "practice.step_users",
+    "weights": "practice.step_weights",
+    "weights_read": "practice.step_weights_read",
+    "score_matrix_head": "practice.step_score_matrix_head",
+    "score_matrix": "practice.step_score_matrix",
+    "score_matrix_gib": "practice.step_score_matrix_gib",
+    "score_matrix_mib": "practice.step_score_matrix_mib",
+    # Symbols of the phase question that stand for a step's value.
+    "ridge": "practice.step_ridge_point",
+    "bytes_prefill": "practice.step_prefill_bytes",
+    "bytes_decode": "practice.step_step_bytes",
+}
+#: Plain-ASCII symbols of kvcore's formulas → LaTeX (names not listed here are step names or X_y symbols).
+SYMBOLS = {
+    "VRAM": r"\text{VRAM}",
+    "BW": r"\text{BW}",
+    "batch": "B",
+    "H_kv_gpu": r"H_{kv}^{\,gpu}",
+    "min": r"\min",
+    "max": r"\max",
+}
+#: Binary and decimal memory units, for "GiB (binary, 2³⁰ bytes)".
+BINARY_UNITS = {"KiB": "2¹⁰", "MiB": "2²⁰", "GiB": "2³⁰", "TiB": "2⁴⁰"}
+DECIMAL_UNITS = {"KB": "10³", "MB": "10⁶", "GB": "10⁹", "TB": "10¹²"}
+#: Lesson topics and their builders (they are not in ``exercises.TOPICS``).
+LESSON_BUILDERS: dict[str, Callable[..., Exercise]] = {"score_matrix_bytes": exercises.score_matrix_exercise}
+
+
+class Tally(NamedTuple):
+    """Questions answered and answered right, in this session."""
+
+    answered: int
+    correct: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Outcome:
+    """What one answer box holds now: for the practice page's score line and chart."""
+
+    answered: bool
+    revealed: bool
+    accepted: bool | None = None
+    ratio: float | None = None
+
+
+# ---------------------------------------------------------------- progress
+
+
+def record(stem: str, correct: bool, *, kind: str = "exercise") -> None:
+    """Count one answered question of lesson `stem` (``kind``: 'exercise' or 'quiz') in this session."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    tallies: dict[str, dict[str, Tally]] = st.session_state.setdefault(PROGRESS_KEY, {})
+    answered, right = tallies.setdefault(kind, {}).get(stem, Tally(0, 0))
+    tallies[kind][stem] = Tally(answered + 1, right + int(bool(correct)))
+
+
+def progress(kind: str = "exercise") -> dict[str, Tally]:
+    """{lesson stem: Tally(answered, correct)} of this session, for one kind ('exercise' or 'quiz')."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    return dict(st.session_state.get(PROGRESS_KEY, {}).get(kind, {}))
+
+
+# ---------------------------------------------------------------- the box on a lesson
+
+
+def exercise(
+    topic: str, *, model: kvcore.ModelSpec, gpu: kvcore.GpuSpec | None = None, **params: Any
+) -> Exercise | None:
+    """kvcore's exercise on these settings, or None when they make no question (a ValueError, no finite answer)."""
+    try:
+        if topic in LESSON_BUILDERS:
+            built = LESSON_BUILDERS[topic](model, **params)
+        else:
+            built = exercises.exercise_for(topic, model=model, gpu=gpu, **params)
+    except ValueError:
+        return None
+    return built if math.isfinite(built.answer_value) else None
+
+
+def predict(
+    topic: str,
+    *,
+    stem: str,
+    model: kvcore.ModelSpec,
+    gpu: kvcore.GpuSpec | None = None,
+    otherwise: tuple[str, Mapping[str, Any]] | None = None,
+    **params: Any,
+) -> Outcome | None:
+    """The "predict, then reveal" box of lesson `stem`, on the page's own model, GPU and values.
+
+    `params` are the topic's knobs (``kvcore.exercises.exercise_for``). When these settings
+    make no question, ``otherwise = (topic, params)`` is asked instead, and when that makes
+    none either nothing is drawn. `model` may be a variant of a catalogue model (the memory
+    calculator's changed heads): the question and its data describe it.
+    """
+    asked = exercise(topic, model=model, gpu=gpu, **params)
+    if asked is None and otherwise is not None:
+        asked = exercise(otherwise[0], model=model, gpu=gpu, **otherwise[1])
+    if asked is None:
+        return None
+    with st.container(border=True, key=f"pv_{stem}"):
+        st.markdown(f":material/online_prediction: **{t('practice.predict_title')}**")
+        outcome = answer_box(asked, key=f"pv_{stem}_{digest(asked)}", stem=stem, model=model, gpu=gpu)
+        tally = progress().get(stem, Tally(0, 0))
+        st.caption(t("practice.session_line", answered=tally.answered, correct=tally.correct))
+    return outcome
+
+
+def digest(asked: Exercise) -> str:
+    """A short hash of the question (topic, inputs, answer): the same settings give the same key."""
+    text = repr((asked.topic, sorted(asked.inputs.items()), round(asked.answer_value, 9), asked.answer_unit))
+    return hashlib.sha256(text.encode()).hexdigest()[:10]
+
+
+# ---------------------------------------------------------------- the box itself (lessons and the practice page)
+
+
+def answer_box(
+    asked: Exercise,
+    *,
+    key: str,
+    stem: str,
+    model: kvcore.ModelSpec | None = None,
+    gpu: kvcore.GpuSpec | None = None,
+) -> Outcome:
+    """Question, data, tolerance, the answer form, then (once revealed) the verdict and the worked steps.
+
+    `model` and `gpu` default to the catalogue entries the exercise names.
+    """
+    model = model or ui.models().get(asked.inputs["model"])
+    gpu_id = asked.inputs.get("gpu")
+    gpu = gpu or (ui.gpus().get(gpu_id) if gpu_id else None)
+    st.markdown(question(asked, model=model, gpu=gpu))
+    data = data_line(asked, model=model, gpu=gpu)
+    if data:
+        st.caption(data)
+    st.caption(tolerance_text(asked))
+
+    presenting = lesson.presenting()
+    state = _state(key)
+    with st.form(f"{key}_form", border=False, enter_to_submit=True):
+        if asked.dimension == answers.CHOICE:
+            st.radio(
+                t("practice.your_choice"),
+                asked.choices,
+                index=None,
+                format_func=choice_name,
+                key=f"{key}_answer",
+                horizontal=True,
+            )
+        else:
+            st.text_input(
+                t("practice.your_answer", unit=unit_name(asked.answer_unit)),
+                key=f"{key}_answer",
+                placeholder=t("practice.placeholder", example=_example(asked)),
+            )
+        with st.container(horizontal=True):
+            st.form_submit_button(
+                t("practice.check"), key=f"{key}_check", type="primary", on_click=_on_check, args=(asked, key, stem)
+            )
+            st.form_submit_button(
+                t("practice.reveal") if presenting else t("practice.show"),
+                key=f"{key}_show",
+                on_click=_on_show,
+                args=(asked, key, stem),
+            )
+
+    verdict = asked.check(state["last"], ui.language()) if state["last"] is not None else None
+    attempted = verdict is not None and verdict.code in ATTEMPTS
+    if verdict is not None and not attempted:
+        st.info(verdict_message(verdict, asked, typed=state["last"]), icon=":material/edit:")
+    elif verdict is not None and not state["revealed"]:
+        st.info(t("practice.noted", answer=_typed(asked, state["last"])), icon=":material/lock:")
+    elif verdict is not None:
+        show = st.success if verdict.accepted else st.warning
+        show(
+            verdict_message(verdict, asked, typed=state["last"]),
+            icon=":material/check_circle:" if verdict.accepted else ":material/error:",
+        )
+        notes = flag_notes(verdict, asked)
+        if notes:
+            st.caption(notes)
+    if state["revealed"]:
+        worked_steps(asked, with_answer=not attempted)
+    return Outcome(
+        answered=attempted,
+        revealed=bool(state["revealed"]),
+        accepted=verdict.accepted if attempted and verdict is not None else None,
+        ratio=_ratio(verdict) if attempted and verdict is not None else None,
+    )
+
+
+def _state(key: str) -> dict[str, Any]:
+    """The box's own memory (not a widget: it outlives a rerun without the box)."""
+    state: dict[str, Any] = st.session_state.setdefault(
+        f"{key}__state", {"last": None, "revealed": False, "recorded": False, "peeked": False}
+    )
+    return state
+
+
+def _on_check(asked: Exercise, key: str, stem: str) -> None:
+    """Form callback: keep the answer; a first real attempt counts and reveals.
+
+    In a presentation the answer is only noted: it counts when the presenter reveals it, so that
+    not even the session line above the room gives away whether it was right.
+    """
+    typed = st.session_state.get(f"{key}_answer")
+    state = _state(key)
+    state["last"] = "" if typed is None else str(typed)
+    if lesson.presenting() and not state["revealed"]:
+        return
+    _count_attempt(asked, state, stem)
+    if asked.check(state["last"], ui.language()).code in ATTEMPTS:
+        state["revealed"] = True
+
+
+def _on_show(asked: Exercise, key: str, stem: str) -> None:
+    """Form callback of "Show me" / "Reveal": a noted answer counts now; answers typed after it do not."""
+    state = _state(key)
+    _count_attempt(asked, state, stem)
+    if not state["recorded"]:
+        state["peeked"] = True
+    state["revealed"] = True
+
+
+def _count_attempt(asked: Exercise, state: dict[str, Any], stem: str) -> None:
+    """Record the answer kept in `state` once, if it is a real attempt made before the answer was shown."""
+    if state["recorded"] or state["peeked"] or state["last"] is None:
+        return
+    verdict = asked.check(state["last"], ui.language())
+    if verdict.code in ATTEMPTS:
+        record(stem, verdict.accepted)
+        state["recorded"] = True
+
+
+def _ratio(verdict: answers.Verdict) -> float | None:
+    """Given ÷ expected in the asked unit (choices: 1 when right, None when wrong)."""
+    if verdict.ratio is not None:
+        return verdict.ratio
+    if verdict.given_choice is not None:
+        return 1.0 if verdict.accepted else None
+    return None
+
+
+# ---------------------------------------------------------------- words
+
+
+def question(asked: Exercise, *, model: kvcore.ModelSpec | None = None, gpu: kvcore.GpuSpec | None = None) -> str:
+    """The question in the page's language, its {placeholders} filled from the exercise's inputs."""
+    return t(QUESTION_KEYS[asked.topic], **question_values(asked, model=model, gpu=gpu))
+
+
+def question_values(
+    asked: Exercise, *, model: kvcore.ModelSpec | None = None, gpu: kvcore.GpuSpec | None = None
+) -> dict[str, str]:
+    """Every placeholder a question template may use, as shown text."""
+    inputs = asked.inputs
+    model = model or ui.models().get(inputs["model"])
+    gpu_id = inputs.get("gpu")
+    gpu = gpu or (ui.gpus().get(gpu_id) if gpu_id else None)
+    gpu_name = gpu.name if gpu is not None else str(gpu_id or "")
+    gpus = int(inputs.get("gpus", 1))
+    batch = int(inputs.get("batch", 1))
+    context = ui.num(format_tokens(inputs.get("context_tokens", 0)))
+    return {
+        "model": model.name if model is not None else str(inputs["model"]),
+        "gpu": gpu_name,
+        "gpus": t("practice.gpus_one", gpu=gpu_name) if gpus == 1 else t("practice.gpus_many", n=gpus, gpu=gpu_name),
+        "context": context,
+        "prompt": ui.num(format_tokens(inputs.get("prompt_tokens", 0))),
+        "tokens": ui.num(format_tokens(inputs.get("tokens", 0))),
+        "heads": str(inputs.get("heads", "")),
+        "batch": str(batch),
+        "batch_text": t("practice.batch_text", batch=batch) if batch > 1 else "",
+        "sequences": t("practice.sequences_one", context=context)
+        if batch == 1
+        else t("practice.sequences_many", batch=batch, context=context),
+        "kv_dtype": str(inputs.get("kv_dtype", "")).upper(),
+        "dtype": str(inputs.get("dtype", "")).upper(),
+        "weights_dtype": str(inputs.get("weights_dtype", "")).upper(),
+        "utilization": ui.num(f"{float(inputs.get('utilization', 0)):.0%}".replace("%", " %")),
+        "utilization_fraction": ui.num(f"{float(inputs.get('utilization', 0)):g}"),
+        "params": t("practice.billion", n=ui.num(f"{float(inputs.get('params', 0)) / 1e9:.3g}")),
+        "bandwidth": ui.num(format_bandwidth(gpu.bandwidth_bytes_per_s)) if gpu is not None else "",
+        "unit": unit_name(asked.answer_unit),
+    }
+
+
+def data_line(asked: Exercise, *, model: kvcore.ModelSpec | None, gpu: kvcore.GpuSpec | None) -> str:
+    """The figures the question needs: the model's shape and size, and the GPU's memory, bandwidth and peak."""
+    parts = []
+    if model is not None:
+        if model.attention_type == "MLA":
+            shape = t(
+                "practice.data_mla",
+                layers=model.num_hidden_layers,
+                heads=model.num_attention_heads,
+                rank=model.kv_lora_rank,
+                rope=model.qk_rope_head_dim,
+            )
+        else:
+            shape = t(
+                "practice.data_shape",
+                layers=model.num_hidden_layers,
+                heads=model.num_attention_heads,
+                kv_heads=model.num_key_value_heads,
+                head_dim=model.head_dim,
+            )
+        if model.layer_pattern not in ("full", "mla"):
+            shape += " · " + pattern_text(model)
+        total = float(model.total_params or 0.0)
+        active = float(model.active_params or total)
+        if total > 0:  # an imported architecture may come without its parameter count
+            shape += " · " + t("practice.data_params", n=ui.num(f"{total / 1e9:.3g}"))
+        if 0 < active < total:
+            shape += " " + t("practice.data_active", n=ui.num(f"{active / 1e9:.3g}"))
+        parts.append(f"**{model.name}**: {shape}")
+    if gpu is not None:
+        weights = asked.inputs.get("weights_dtype", "bf16")
+        gpus = int(asked.inputs.get("gpus", 1))
+        peak = matmul_peak_flop_per_s(gpu, weights_dtype=weights)
+        peak_text = ui.num(format_flops(peak)) if math.isfinite(peak) else "—"
+        parts.append(
+            t(
+                "practice.data_gpu",
+                gpu=gpu.name,
+                memory=ui.num(format_gib(gpu.memory_bytes)),
+                bandwidth=ui.num(format_bandwidth(gpu.bandwidth_bytes_per_s)),
+                peak=peak_text,
+                dtype=str(weights).upper(),
+            )
+            + (" · " + t("practice.data_tp", n=gpus) if gpus > 1 else "")
+        )
+    return " — ".join(parts)
+
+
+def pattern_text(model: kvcore.ModelSpec) -> str:
+    """The repeating cycle of layer kinds in words: '5 sliding-window + 1 full; window of 1,024 tokens'."""
+    parts = []
+    for part in model.layer_pattern.split(","):
+        kind, _, repeat = part.partition("*")
+        parts.append(f"{repeat or 1} {t(KIND_KEYS[kind]) if kind in KIND_KEYS else kind}")
+    cycle = t("practice.data_cycle", cycle=" + ".join(parts))
+    if "sliding" in model.layer_pattern and model.sliding_window:
+        cycle += "; " + t("practice.data_window", window=ui.num(format_tokens(model.sliding_window)))
+    return cycle
+
+
+def tolerance_text(asked: Exercise) -> str:
+    """How close an answer must be, in words."""
+    if asked.dimension == answers.CHOICE:
+        return t("practice.tolerance_choice")
+    if asked.tolerance_rel == 0:
+        return t("practice.tolerance_exact")
+    return t("practice.tolerance", percent=percent(asked.tolerance_rel))
+
+
+def percent(fraction: float) -> str:
+    """0.03 → '3 %' (with the page's decimal mark)."""
+    return ui.num(f"{fraction * 100:g} %")
+
+
+def unit_name(unit: str) -> str:
+    """A unit id as shown: symbols stay ('GiB', 'ms', '×'), nouns are translated ('usuários')."""
+    if unit in UNIT_KEYS:
+        return t(UNIT_KEYS[unit])
+    return "×" if unit == "x" else unit
+
+
+def unit_described(unit: str) -> str:
+    """'GB (decimal: 10⁹ bytes)' / 'GiB (binary: 2³⁰ bytes)'; other units as shown."""
+    if unit in BINARY_UNITS:
+        return t("practice.unit_binary", unit=unit, size=BINARY_UNITS[unit])
+    if unit in DECIMAL_UNITS:
+        return t("practice.unit_decimal", unit=unit, size=DECIMAL_UNITS[unit])
+    return unit_name(unit)
+
+
+def choice_name(choice: str) -> str:
+    return t(CHOICE_KEYS[choice]) if choice in CHOICE_KEYS else choice
+
+
+def figure(value: float) -> str:
+    """A number as kvcore formats it, with enough digits to stay inside a 1 % tolerance, in the page's language."""
+    number = float(value)
+    if not math.isfinite(number):
+        return "—"
+    if number.is_integer() and abs(number) >= 1000:
+        text = format_tokens(number)
+    elif number != 0 and abs(number) < 1:
+        text = f"{number:.3g}"
+    else:
+        text = format_quantity(number)
+    return ui.num(text)
+
+
+def quantity(value: float, unit: str | None) -> str:
+    """'14,96 GiB', '213 usuários', '4×' (a choice id reads as its name)."""
+    if unit is None:
+        return figure(value)
+    if unit == "x":
+        return f"{figure(value)}×"
+    return f"{figure(value)} {unit_name(unit)}"
+
+
+def answer_text(asked: Exercise) -> str:
+    """The right answer as shown."""
+    if asked.dimension == answers.CHOICE:
+        return choice_name(asked.answer_unit)
+    return quantity(asked.answer_value, asked.answer_unit)
+
+
+def _typed(asked: Exercise, text: str | None) -> str:
+    """What the learner answered, as shown back: a choice by its name, a text without markup, at most 40 characters."""
+    if asked.dimension == answers.CHOICE and text in CHOICE_KEYS:
+        return choice_name(text)
+    plain = "".join(c for c in (text or "")[:40] if c.isalnum() or c in " .,-+/%µ×~≈").strip()
+    return plain or "—"
+
+
+def _example(asked: Exercise) -> str:
+    number = "12" if asked.dimension == answers.COUNT else ui.num("12.5")
+    return f"{number} {unit_name(asked.answer_unit)}"
+
+
+def verdict_message(verdict: answers.Verdict, asked: Exercise, *, typed: str | None = None) -> str:
+    """The verdict in words: what was right or wrong and, where a slip is recognisable, which one."""
+    expected = answer_text(asked)
+    unit = unit_name(asked.answer_unit)
+    code = verdict.code
+    if code == "right":
+        return t(VERDICT_KEYS[code], expected=expected)
+    if code == "right_in_other_unit":
+        return t(
+            VERDICT_KEYS[code],
+            given=quantity(verdict.given_value or 0.0, verdict.given_unit),
+            given_unit=unit_described(verdict.other_unit or ""),
+            expected_unit=unit_described(asked.answer_unit),
+            converted=quantity(verdict.given_in_expected_unit or 0.0, asked.answer_unit),
+            expected=expected,
+        )
+    if code == "right_value_wrong_unit_name":
+        number = figure(verdict.given_value or 0.0)
+        key = "practice.verdict_unit_missing" if "assumed_unit" in verdict.flags else VERDICT_KEYS[code]
+        return t(
+            key,
+            number=number,
+            typed_unit=unit_described(verdict.given_unit or asked.answer_unit),
+            other_unit=unit_described(verdict.other_unit or ""),
+            expected=expected,
+            unit=unit,
+        )
+    if code == "off_by_factor":
+        return (
+            t(VERDICT_KEYS[code], size=_size_of(verdict.factor or 1.0), expected=expected) + " " + _hint(verdict, asked)
+        )
+    if code == "wrong":
+        if verdict.given_choice is not None:
+            return t("practice.verdict_wrong_choice", given=choice_name(verdict.given_choice), expected=expected)
+        if not verdict.ratio:
+            return t("practice.verdict_wrong_plain", expected=expected)
+        return t(VERDICT_KEYS[code], size=_size_of(verdict.ratio), expected=expected)
+    if code == "unparseable":
+        return t(
+            PARSE_KEYS.get(verdict.parse_status, "practice.parse_not_a_number"),
+            typed=_typed(asked, typed),
+            unit=unit,
+            example=_example(asked),
+        )
+    if code == "wrong_dimension":
+        given = verdict.given_unit or ""
+        dimension = answers.UNIT_BY_ID[given].dimension if given in answers.UNIT_BY_ID else asked.dimension
+        return t(
+            VERDICT_KEYS[code],
+            given=unit_name(given),
+            given_kind=t(DIMENSION_KEYS[dimension]),
+            kind=t(DIMENSION_KEYS[asked.dimension]),
+            unit=unit,
+        )
+    if code == "ambiguous":
+        readings = [figure(alternative.given_value or 0.0) for alternative in verdict.alternatives]
+        return t(VERDICT_KEYS[code], typed=_typed(asked, typed), readings=t("practice.or").join(readings))
+    if asked.dimension == answers.CHOICE:
+        return t("practice.verdict_empty_choice")
+    return t(VERDICT_KEYS["empty"], example=_example(asked))
+
+
+def _size_of(ratio: float) -> str:
+    """'2× too large', '8 % too small' (ratio = given ÷ expected)."""
+    if 0.5 < ratio < 2:
+        change = abs(ratio - 1)
+        key = "practice.percent_too_large" if ratio > 1 else "practice.percent_too_small"
+        return t(key, percent=percent(round(change, 3)))
+    key = "practice.times_too_large" if ratio > 1 else "practice.times_too_small"
+    return t(key, factor=figure(ratio if ratio > 1 else 1 / ratio))
+
+
+def _hint(verdict: answers.Verdict, asked: Exercise) -> str:
+    """What a recognised factor usually means, in the question's terms."""
+    name = verdict.factor_name or ""
+    if name == "kv_pair" and asked.topic not in KV_TOPICS:
+        return t("practice.factor_two")
+    if name not in FACTOR_KEYS:
+        return ""
+    if FACTOR_KEYS[name] == "practice.factor_binary" and asked.dimension == answers.COUNT:
+        return t("practice.factor_binary_count", factor=figure(verdict.factor or 1.0))
+    factor = verdict.factor or 1.0
+    return t(FACTOR_KEYS[name], factor=figure(factor if factor > 1 else 1 / factor))
+
+
+def flag_notes(verdict: answers.Verdict, asked: Exercise) -> str:
+    """How the answer was read: the reading, and the flags worth saying (decimal comma, 'Gb' as GB, no unit)."""
+    reading = (
+        [t(PARSE_KEYS["ok"], reading=quantity(verdict.given_value, verdict.given_unit))]
+        if verdict.given_value is not None
+        else []
+    )
+    notes = reading + [
+        t(FLAG_KEYS[flag], unit=unit_name(asked.answer_unit))
+        for flag in verdict.flags
+        if flag in FLAG_KEYS and (flag != "assumed_unit" or _unit_matters(verdict, asked))
+    ]
+    return " ".join(notes)
+
+
+def _unit_matters(verdict: answers.Verdict, asked: Exercise) -> bool:
+    """A bare number is worth a note where units are easy to confuse (memory, time), unless the verdict says it."""
+    return asked.dimension in (answers.MEMORY, answers.TIME) and verdict.code != "right_value_wrong_unit_name"
+
+
+# ---------------------------------------------------------------- the worked answer
+
+
+def worked_steps(asked: Exercise, *, with_answer: bool = True) -> None:
+    """The answer (unless a verdict just gave it), then each step: formula, numbers put in, value with its unit."""
+    if with_answer:
+        st.markdown(t("practice.answer_is", answer=answer_text(asked)))
+    st.markdown(f"**{t('practice.worked_title')}**")
+    labels = step_labels(asked)
+    lang = ui.language()
+    for step in asked.steps:
+        st.markdown(f"*{labels.get(step.name, step.name)}*")
+        st.latex(step_latex(step, labels=labels, lang=lang, value=value_latex(step, asked)))
+
+
+def step_labels(asked: Exercise) -> dict[str, str]:
+    """Translated names of the steps (and of the symbols that stand for a step)."""
+    names = {step.name for step in asked.steps} | {"ridge", "bytes_prefill", "bytes_decode"}
+    return {name: t(STEP_KEYS[name]) if name in STEP_KEYS else name.replace("_", " ") for name in names}
+
+
+def step_value(step: Step, asked: Exercise) -> str:
+    """A step's value with its unit, formatted as the rest of the app does."""
+    value, unit = step.value, step.unit
+    if unit == "choice":
+        return choice_name(asked.choices[int(value)]) if asked.choices else figure(value)
+    if unit in ("B", "B/token"):
+        return f"{figure(value)} {unit}" if value < 2**50 else ui.num(format_bytes(value))
+    if unit == "FLOP":
+        return ui.num(format_flop(value))
+    if unit == "FLOP/byte":
+        return ui.num(format_flop_per_byte(value))
+    return quantity(value, unit)
+
+
+def value_latex(step: Step, asked: Exercise) -> str:
+    """``step_value`` as LaTeX: '14{,}96\\ \\text{GiB}', '4\\times', '\\text{only the prefill}'."""
+    text = step_value(step, asked)
+    if step.unit == "choice":
+        return r"\text{" + _latex_text(text) + "}"
+    if text.endswith("×"):
+        return text[:-1].replace(",", "{,}") + r"\times"
+    number, _, unit = text.partition(" ")
+    return number.replace(",", "{,}") + (r"\ \text{" + _latex_text(unit) + "}" if unit else "")
+
+
+_TOKEN = re.compile(
+    r"(?P<number>\d+(?:\.\d+)?(?:e-?\d+)?)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<op>>=|[-+*/^(),])|(?P<space>\s+)"
+)
+
+
+def formula_latex(text: str, *, labels: Mapping[str, str], lang: str) -> str:
+    """One of kvcore's plain-ASCII formulas as LaTeX.
+
+    ``*`` → ·, ``^`` → a superscript, ``floor(…)`` → ⌊…⌋, ``>=`` → ≥; numbers get the
+    language's marks ('8{,}192' / '8.192'; '8.03e9' → 8.03 · 10⁹); a step's name reads
+    as its translated label; a symbol such as ``H_kv`` as H with a subscript.
+    """
+    out: list[str] = []
+    parens: list[str] = []
+    tokens = [match for match in _TOKEN.finditer(text) if match.lastgroup != "space"]
+    superscript = False
+    for index, match in enumerate(tokens):
+        kind, token = match.lastgroup, match.group()
+        if kind == "number":
+            piece = _latex_number(token, lang)
+        elif kind == "name":
+            following = tokens[index + 1].group() if index + 1 < len(tokens) else ""
+            if token == "floor" and following == "(":
+                parens.append("floor")
+                piece = ""
+            else:
+                piece = _latex_name(token, labels)
+        elif token == "(":
+            if parens and parens[-1] == "floor":
+                parens[-1] = "floor-open"
+                piece = r"\left\lfloor "
+            else:
+                parens.append("(")
+                piece = r"\left("
+        elif token == ")":
+            kind_open = parens.pop() if parens else "("
+            piece = r"\right\rfloor " if kind_open == "floor-open" else r"\right)"
+        else:
+            piece = {"*": r" \cdot ", "/": r" \,/\, ", ">=": r" \geq ", "^": "^", ",": r",\ ", "+": " + ", "-": " - "}[
+                token
+            ]
+        if superscript:
+            piece = "{" + piece + "}"
+            superscript = False
+        if token == "^":
+            superscript = True
+        out.append(piece)
+    return "".join(out)
+
+
+def _latex_number(token: str, lang: str) -> str:
+    mantissa, _, exponent = token.partition("e")
+    shown = latex_number(float(mantissa), lang) if "." in mantissa else latex_number(int(mantissa), lang)
+    return shown + (rf" \cdot 10^{{{int(exponent)}}}" if exponent else "")
+
+
+def _latex_name(name: str, labels: Mapping[str, str]) -> str:
+    if name in SYMBOLS:
+        return SYMBOLS[name]
+    if name in labels:
+        return r"\text{" + _latex_text(labels[name]) + "}"
+    if len(name) <= 2:
+        return name
+    head, _, tail = name.partition("_")
+    if tail and len(head) <= 2:
+        return f"{head}_{{\\text{{{_latex_text(tail)}}}}}"
+    return r"\text{" + _latex_text(name) + "}"
+
+
+def _latex_text(text: str) -> str:
+    """Plain text made safe inside \\text{}."""
+    return re.sub(r"([_%&#$])", r"\\\1", text)
+
+
+def step_latex(step: Step, *, labels: Mapping[str, str], lang: str, value: str) -> str:
+    """One worked step as aligned LaTeX lines, formula = numbers = value (LaTeX), so that it fits a phone.
+
+    The step's name goes above it, as text: a label inside the formula would make its first line too wide.
+    """
+    symbolic = formula_latex(step.symbolic, labels=labels, lang=lang)
+    substituted = formula_latex(step.substituted, labels=labels, lang=lang)
+    lines = [f"& {symbolic}"]
+    if substituted != symbolic:
+        lines.append(f"&= {substituted}")
+    lines.append(r"&= \mathbf{" + value + "}")
+    return r"\begin{aligned}" + r" \\ ".join(lines) + r"\end{aligned}"
