@@ -14,7 +14,7 @@ import streamlit as st
 import ui
 from charts.practice import AnswerPoint, answers_figure
 from kvcore import exercises
-from ui import lesson, practice, t
+from ui import course, lesson, practice, t
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -23,23 +23,7 @@ MAX_SET = 10_000
 MIN_COUNT, MAX_COUNT, DEFAULT_COUNT = 4, 12, 8
 SET_KEY, TOPICS_KEY = "ex_set", "ex_topics"
 #: Progress rows: every lesson with a predict box, in the menu's order, then this page's sets.
-PROGRESS_ROWS = {
-    "why_cache": "nav.why_cache",
-    "memory": "nav.memory",
-    "attention_variants": "nav.attention_variants",
-    "kv_quantization": "nav.kv_quantization",
-    "prefill_decode": "nav.prefill_decode",
-    "decode_speed": "nav.decode_speed",
-    "flash_attention": "nav.flash_attention",
-    "sizing": "nav.sizing",
-    "agent_1m": "nav.agent_1m",
-    "vllm_pool": "nav.vllm_pool",
-    "vllm_log": "nav.vllm_log",
-    "paged_attention": "nav.paged_attention",
-    "prefix_caching": "nav.prefix_caching",
-    "preemption": "nav.preemption",
-    "practice": "practice.progress_sets",
-}
+PROGRESS_ROWS = {**course.LESSON_TITLES, "practice": "practice.progress_sets"}
 
 
 lang = ui.language()
