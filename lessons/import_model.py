@@ -15,11 +15,12 @@ import streamlit as st
 
 import kvcore
 import ui
+import ui.practice
 from charts.import_model import readings_figure
 from kvcore import hf_config, mistakes
 from kvcore.model_code import model_to_code
 from kvcore.units import format_bytes, format_tokens
-from ui import hub, lesson, t
+from ui import glossary, hub, lesson, t
 from ui.formula import STATE_DTYPE, SYMBOLIC_BY_KIND, formula_terms, result_latex
 
 lesson.rerun_alone(__file__)
@@ -308,4 +309,6 @@ with st.expander(t("import_model.share_title")):
     st.markdown(t("import_model.share_text"))
     st.code(f"?model={model_to_code(model)}", language=None)
 
+ui.practice.predict("bytes_per_token", stem="import_model", model=model, kv_dtype=kv_dtype)
 lesson.takeaway(t("import_model.takeaway"))
+glossary.terms_used("import_model")

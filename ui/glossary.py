@@ -303,6 +303,7 @@ LESSON_TERMS: dict[str, tuple[str, ...]] = {
     ),
     "attention_variants": ("mha", "gqa", "mqa", "mla", "kv_cache", "arithmetic_intensity", "ridge_point"),
     "kv_quantization": ("quantization", "kv_cache", "memory_bandwidth", "gib_gb"),
+    "import_model": ("kv_cache", "mha", "gqa", "mqa", "mla", "sliding_window", "linear_attention", "moe", "weights"),
     "prefill_decode": (
         "prefill",
         "decode",

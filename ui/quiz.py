@@ -111,6 +111,48 @@ def _mem_per_token() -> Mapping[str, str]:
     }
 
 
+def _im_head_dim() -> Mapping[str, str]:
+    model = _model("qwen3-32b")  # its config states head_dim 128; hidden_size / heads is 80
+    wrong = kvcore.mistakes.head_dim_from_hidden(model)
+    return {
+        "model": model.name,
+        "hidden": _tokens(model.hidden_size),
+        "heads": str(model.num_attention_heads),
+        "head_dim": str(model.head_dim),
+        "derived": str(wrong.head_dim if wrong else model.head_dim),
+    }
+
+
+def _im_kv_heads() -> Mapping[str, str]:
+    model = _model("llama-3.1-8b")
+    wrong = kvcore.mistakes.ignoring_kv_heads(model)
+    ratio = kvcore.kv_bytes_per_token(wrong) / kvcore.kv_bytes_per_token(model) if wrong else 1.0
+    return {
+        "model": model.name,
+        "heads": str(model.num_attention_heads),
+        "kv_heads": str(model.num_key_value_heads),
+        "ratio": f"{ratio:g}",
+        "double": f"{2 * ratio:g}",
+    }
+
+
+def _im_sliding() -> Mapping[str, str]:
+    model = _model("gemma-3-27b")
+    context = 32_768
+    right = float(kvcore.sequence_kv_bytes(model, context_tokens=context))
+    wrong = kvcore.mistakes.sliding_as_full(model)
+    full = float(kvcore.sequence_kv_bytes(wrong, context_tokens=context)) if wrong else right
+    return {
+        "model": model.name,
+        "window": _tokens(model.sliding_window or 0),
+        "sliding": str(model.count("sliding")),
+        "layers": str(model.num_hidden_layers),
+        "context": _tokens(context),
+        "right": lesson.mem(right),
+        "full": lesson.mem(full),
+    }
+
+
 def _mem_30gb() -> Mapping[str, str]:
     model = _model("qwen2.5-32b")  # seed 002's "30 GB model": 32.5 B parameters in INT8
     weights = kvcore.model_weights_bytes(model, bytes_per_param=kvcore.bytes_per_value("int8"))
@@ -568,6 +610,35 @@ QUIZZES: dict[str, tuple[Question, ...]] = {
             answer="quiz.mem_units_a",
             explanation="quiz.mem_units_why",
             facts=_mem_units,
+        ),
+    ),
+    "import_model": (
+        Question(
+            id="im_head_dim",
+            lesson="import_model",
+            text="quiz.im_head_dim",
+            options=("quiz.im_head_dim_a", "quiz.im_head_dim_b", "quiz.im_head_dim_c"),
+            answer="quiz.im_head_dim_b",
+            explanation="quiz.im_head_dim_why",
+            facts=_im_head_dim,
+        ),
+        Question(
+            id="im_kv_heads",
+            lesson="import_model",
+            text="quiz.im_kv_heads",
+            options=("quiz.im_kv_heads_a", "quiz.im_kv_heads_b", "quiz.im_kv_heads_c"),
+            answer="quiz.im_kv_heads_a",
+            explanation="quiz.im_kv_heads_why",
+            facts=_im_kv_heads,
+        ),
+        Question(
+            id="im_sliding",
+            lesson="import_model",
+            text="quiz.im_sliding",
+            options=("quiz.im_sliding_a", "quiz.im_sliding_b", "quiz.im_sliding_c"),
+            answer="quiz.im_sliding_c",
+            explanation="quiz.im_sliding_why",
+            facts=_im_sliding,
         ),
     ),
     "attention_variants": (
