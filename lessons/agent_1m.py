@@ -49,6 +49,8 @@ lang = ui.language()
 seed = agent.SEED_004
 
 lesson.header(t("agent_1m.title"), t("agent_1m.intro"))
+# "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
+prediction = st.container()
 
 lesson.presets(
     [
@@ -521,15 +523,16 @@ with st.expander(t("agent_1m.measure_title")):
         language="python",
     )
 
-ui.practice.predict(
-    "decode_ms_per_token",
-    stem="agent_1m",
-    model=model,
-    gpu=gpu,
-    context_tokens=context_tokens,
-    kv_dtype=kv_dtype,
-    gpus=shards,
-)
+with prediction:
+    ui.practice.predict(
+        "decode_ms_per_token",
+        stem="agent_1m",
+        model=model,
+        gpu=gpu,
+        context_tokens=context_tokens,
+        kv_dtype=kv_dtype,
+        gpus=shards,
+    )
 lesson.takeaway(t("agent_1m.takeaway"))
 
 glossary.terms_used("agent_1m")

@@ -61,6 +61,8 @@ lesson.header(
     t("attention_variants.title"),
     t("attention_variants.intro", model=model.name, heads=model.num_attention_heads),
 )
+# "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
+prediction = st.container()
 lesson.presets(
     [
         lesson.Preset(
@@ -218,9 +220,10 @@ for column, key in zip(columns, VARIANTS, strict=True):
         help=t("attention_variants.metric_help", cache=lesson.mem(cache[key]), context=tokens(context_tokens)),
     )
 
-ui.practice.predict(
-    "gqa_saving", stem="attention_variants", model=model, otherwise=("bytes_per_token", {"kv_dtype": kv_dtype})
-)
+with prediction:
+    ui.practice.predict(
+        "gqa_saving", stem="attention_variants", model=model, otherwise=("bytes_per_token", {"kv_dtype": kv_dtype})
+    )
 lesson.takeaway(t("attention_variants.takeaway"))
 
 st.subheader(t("attention_variants.formula_title"))

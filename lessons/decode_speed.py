@@ -27,6 +27,8 @@ gpu = ui.current_gpu()
 lang = ui.language()
 
 lesson.header(t("decode_speed.title"), t("decode_speed.intro"))
+# "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
+prediction = st.container()
 st.markdown(t("decode_speed.no_skipping"))
 
 lesson.presets(
@@ -258,17 +260,18 @@ rate_figure = tokens_per_s_figure(
 lesson.chart(rate_figure, key="ds_rate_chart")
 st.markdown(t("decode_speed.rate_text"))
 
-ui.practice.predict(
-    "decode_ms_per_token",
-    stem="decode_speed",
-    model=model,
-    gpu=gpu,
-    context_tokens=context_tokens,
-    batch=batch,
-    weights_dtype=weights_dtype,
-    kv_dtype=kv_dtype,
-    gpus=tp,
-)
+with prediction:
+    ui.practice.predict(
+        "decode_ms_per_token",
+        stem="decode_speed",
+        model=model,
+        gpu=gpu,
+        context_tokens=context_tokens,
+        batch=batch,
+        weights_dtype=weights_dtype,
+        kv_dtype=kv_dtype,
+        gpus=tp,
+    )
 lesson.takeaway(t("decode_speed.takeaway"))
 
 glossary.terms_used("decode_speed")

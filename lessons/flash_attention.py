@@ -61,6 +61,8 @@ if st.session_state.get(VALUES_MODEL_KEY, model.id) != model.id:
 st.session_state[VALUES_MODEL_KEY] = model.id
 
 lesson.header(t("flash_attention.title"), t("flash_attention.intro"))
+# "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
+prediction = st.container()
 llama = {"model": "llama-3.1-8b", VALUES_MODEL_KEY: "llama-3.1-8b", "fa_head_dim": 128, "fa_dtype": "bf16"}
 lesson.presets(
     [
@@ -231,9 +233,10 @@ st.markdown(
         memory=lesson.mem(gpu.memory_bytes),
     )
 )
-ui.practice.predict(
-    "score_matrix_bytes", stem="flash_attention", model=model, tokens=tokens, heads=heads, batch=batch, dtype=dtype
-)
+with prediction:
+    ui.practice.predict(
+        "score_matrix_bytes", stem="flash_attention", model=model, tokens=tokens, heads=heads, batch=batch, dtype=dtype
+    )
 lesson.takeaway(t("flash_attention.takeaway"))
 
 # ---------------------------------------------------------------- the formula

@@ -111,6 +111,8 @@ def use_model(text: str, origin: str) -> None:
 
 
 lesson.header(t("import_model.title"), t("import_model.intro"))
+# "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
+prediction = st.container()
 
 # Not in the URL: a link shares the model (its code), not the route a config came in by.
 source = (
@@ -309,6 +311,7 @@ with st.expander(t("import_model.share_title")):
     st.markdown(t("import_model.share_text"))
     st.code(f"?model={model_to_code(model)}", language=None)
 
-ui.practice.predict("bytes_per_token", stem="import_model", model=model, kv_dtype=kv_dtype)
+with prediction:
+    ui.practice.predict("bytes_per_token", stem="import_model", model=model, kv_dtype=kv_dtype)
 lesson.takeaway(t("import_model.takeaway"))
 glossary.terms_used("import_model")

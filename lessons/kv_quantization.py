@@ -57,6 +57,8 @@ model = ui.current_model()
 gpu = ui.current_gpu()
 
 lesson.header(t("kv_quantization.title"), t("kv_quantization.intro"))
+# "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
+prediction = st.container()
 lesson.presets(
     [
         lesson.Preset(
@@ -237,7 +239,8 @@ else:
         )
     )
 
-ui.practice.predict("bytes_per_token", stem="kv_quantization", model=model, kv_dtype="fp8")
+with prediction:
+    ui.practice.predict("bytes_per_token", stem="kv_quantization", model=model, kv_dtype="fp8")
 lesson.takeaway(t("kv_quantization.takeaway"))
 
 # ---------------------------------------------------------------- every format side by side

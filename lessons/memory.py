@@ -64,6 +64,8 @@ if st.session_state.get(VALUES_MODEL_KEY, model.id) != model.id:
 st.session_state[VALUES_MODEL_KEY] = model.id
 
 lesson.header(t("memory.title"), t("memory.intro", model=model.name, gpu=gpu.name))
+# "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
+prediction = st.container()
 lesson.presets(
     [
         lesson.Preset(
@@ -318,9 +320,10 @@ with results:
     )
     lesson.chart(figure, key="memory_chart")
 
-ui.practice.predict(
-    "sequence_cache", stem="memory", model=variant, context_tokens=context_tokens, kv_dtype=kv_dtype or "bf16"
-)
+with prediction:
+    ui.practice.predict(
+        "sequence_cache", stem="memory", model=variant, context_tokens=context_tokens, kv_dtype=kv_dtype or "bf16"
+    )
 lesson.takeaway(t("memory.takeaway"))
 
 # ---------------------------------------------------------------- the formula

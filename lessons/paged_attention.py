@@ -33,6 +33,8 @@ model = ui.current_model()
 gpu = ui.current_gpu()
 
 lesson.header(t("paged_attention.title"), t("paged_attention.intro"))
+# "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
+prediction = st.container()
 lesson.presets(
     [
         lesson.Preset(
@@ -210,7 +212,8 @@ st.caption(
     )
 )
 
-ui.practice.predict("sequence_cache", stem="paged_attention", model=model, context_tokens=max_model_len)
+with prediction:
+    ui.practice.predict("sequence_cache", stem="paged_attention", model=model, context_tokens=max_model_len)
 lesson.takeaway(t("paged_attention.takeaway"))
 
 # ---------------------------------------------------------------- the formulas

@@ -118,6 +118,8 @@ model = ui.current_model()
 gpu = ui.current_gpu()
 
 lesson.header(t("preemption.title"), t("preemption.intro"))
+# "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
+prediction = st.container()
 lesson.presets(
     [
         lesson.Preset(
@@ -341,7 +343,8 @@ lesson.formula(
     + rf" \;\Rightarrow\; \text{{{verdict}}}",
 )
 
-ui.practice.predict("max_context", stem="preemption", model=model, gpu=gpu, utilization=UTILIZATION)
+with prediction:
+    ui.practice.predict("max_context", stem="preemption", model=model, gpu=gpu, utilization=UTILIZATION)
 lesson.takeaway(t("preemption.takeaway"))
 
 # ---------------------------------------------------------------- the rule

@@ -89,6 +89,8 @@ def roofline_substituted(
 
 
 lesson.header(t("prefill_decode.title"), t("prefill_decode.intro", model=model.name, gpu=gpu.name))
+# "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
+prediction = st.container()
 
 prompt_high = min(LONGEST_PROMPT_TOKENS, model.max_position_embeddings)
 lesson.presets(
@@ -529,17 +531,18 @@ st.markdown(
         users=ui.plural("users.count", batch),
     )
 )
-ui.practice.predict(
-    "compute_bound_phase",
-    stem="prefill_decode",
-    model=model,
-    gpu=gpu,
-    prompt_tokens=prompt_tokens,
-    context_tokens=round(step_context),
-    batch=batch,
-    weights_dtype=weights_dtype,
-    kv_dtype=KV_DTYPE,
-)
+with prediction:
+    ui.practice.predict(
+        "compute_bound_phase",
+        stem="prefill_decode",
+        model=model,
+        gpu=gpu,
+        prompt_tokens=prompt_tokens,
+        context_tokens=round(step_context),
+        batch=batch,
+        weights_dtype=weights_dtype,
+        kv_dtype=KV_DTYPE,
+    )
 lesson.takeaway(t("prefill_decode.takeaway"))
 
 glossary.terms_used("prefill_decode")

@@ -31,6 +31,8 @@ model = ui.current_model()
 gpu = ui.current_gpu()
 
 lesson.header(t("prefix_caching.title"), t("prefix_caching.intro"))
+# "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
+prediction = st.container()
 lesson.presets(
     [
         lesson.Preset(
@@ -228,7 +230,8 @@ with results:
 if shared_blocks == 0:
     st.warning(t("prefix_caching.no_full_block", prefix=prefix_tokens, block=block_size), icon=":material/warning:")
 
-ui.practice.predict("sequence_cache", stem="prefix_caching", model=model, context_tokens=prefix_tokens)
+with prediction:
+    ui.practice.predict("sequence_cache", stem="prefix_caching", model=model, context_tokens=prefix_tokens)
 lesson.takeaway(t("prefix_caching.takeaway"))
 
 # ---------------------------------------------------------------- the formula

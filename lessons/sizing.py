@@ -51,6 +51,8 @@ model = ui.current_model()
 gpu = ui.current_gpu()
 
 lesson.header(t("sizing.title"), t("sizing.intro"))
+# "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
+prediction = st.container()
 lesson.presets(
     [
         lesson.Preset(
@@ -259,17 +261,18 @@ elif risk == "at_limit":
 else:
     st.success(t("sizing.alarm_fits", **alarm), icon=":material/check_circle:")
 
-ui.practice.predict(
-    "users_fit",
-    stem="sizing",
-    model=model,
-    gpu=gpu,
-    context_tokens=context_tokens,
-    utilization=utilization,
-    weights_dtype=weights_dtype,
-    kv_dtype=kv_dtype,
-    gpus=tp,
-)
+with prediction:
+    ui.practice.predict(
+        "users_fit",
+        stem="sizing",
+        model=model,
+        gpu=gpu,
+        context_tokens=context_tokens,
+        utilization=utilization,
+        weights_dtype=weights_dtype,
+        kv_dtype=kv_dtype,
+        gpus=tp,
+    )
 lesson.takeaway(t("sizing.takeaway"))
 
 # ---------------------------------------------------------------- the rule, step by step

@@ -95,6 +95,8 @@ gpu = ui.current_gpu()
 excerpts = load_excerpts()
 
 lesson.header(t("vllm_log.title"), t("vllm_log.intro"))
+# "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
+prediction = st.container()
 shown = [row for row in EXCERPTS if row[0] in excerpts]
 if shown:
     lesson.presets(
@@ -306,17 +308,18 @@ if advice.requested_max_model_len is not None and advice.missing_bytes is not No
 elif log.no_kv_cache_memory_error:
     st.error(t("vllm_log.no_memory_error"), icon=":material/block:")
 
-ui.practice.predict(
-    "users_fit",
-    stem="vllm_log",
-    model=model,
-    gpu=gpu,
-    context_tokens=context_tokens,
-    utilization=advice_log.gpu_memory_utilization,
-    weights_dtype="int8" if weights == "int8" else model.weights_dtype,
-    kv_dtype="bf16" if kv_dtype == "log" else kv_dtype,
-    gpus=result.tp,
-)
+with prediction:
+    ui.practice.predict(
+        "users_fit",
+        stem="vllm_log",
+        model=model,
+        gpu=gpu,
+        context_tokens=context_tokens,
+        utilization=advice_log.gpu_memory_utilization,
+        weights_dtype="int8" if weights == "int8" else model.weights_dtype,
+        kv_dtype="bf16" if kv_dtype == "log" else kv_dtype,
+        gpus=result.tp,
+    )
 lesson.takeaway(t("vllm_log.takeaway"))
 
 # ---------------------------------------------------------------- the formula

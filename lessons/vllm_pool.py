@@ -44,6 +44,8 @@ model = ui.current_model()
 gpu = ui.current_gpu()
 
 lesson.header(t("vllm_pool.title"), t("vllm_pool.intro"))
+# "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
+prediction = st.container()
 lesson.presets(
     [
         lesson.Preset(label=t("vllm_pool.preset_issue"), help=t("vllm_pool.preset_issue_help"), values=ISSUE_PRESET),
@@ -243,9 +245,10 @@ else:
         icon=":material/check_circle:",
     )
 
-ui.practice.predict(
-    "max_context", stem="vllm_pool", model=model, gpu=gpu, utilization=utilization, kv_dtype=kv_dtype, gpus=tp
-)
+with prediction:
+    ui.practice.predict(
+        "max_context", stem="vllm_pool", model=model, gpu=gpu, utilization=utilization, kv_dtype=kv_dtype, gpus=tp
+    )
 lesson.takeaway(t("vllm_pool.takeaway"))
 
 # ---------------------------------------------------------------- the formula

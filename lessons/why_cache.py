@@ -47,6 +47,8 @@ gpu = ui.current_gpu()
 lang = ui.language()
 
 lesson.header(t("why_cache.title"), t("why_cache.intro"))
+# "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
+prediction = st.container()
 lesson.presets(
     [
         lesson.Preset(
@@ -151,7 +153,8 @@ st.markdown(
     )
 )
 
-ui.practice.predict("bytes_per_token", stem="why_cache", model=model)
+with prediction:
+    ui.practice.predict("bytes_per_token", stem="why_cache", model=model)
 lesson.takeaway(t("why_cache.takeaway"))
 
 # ---------------------------------------------------------------- the formulas
