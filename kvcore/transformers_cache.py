@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from . import checks
-from .kv import layer_values_per_token
+from .kv import layer_values_per_token, sequence_kv_bytes
 from .model import LayerSpec, ModelSpec, with_changes
 
 ArrayLike = Any
@@ -287,3 +287,14 @@ def mla_expansion_factor(model: ModelSpec) -> float:
         v_head_dim=nope,
     )
     return expanded / (model.kv_lora_rank + model.qk_rope_head_dim)
+
+
+def falcon_new_decoder_copy_factor(model: ModelSpec) -> float:
+    """How many times more K/V transformers caches for a Falcon new-decoder model than a serving engine.
+
+    Formula: falcon_new_decoder_kv_bytes / sequence_kv_bytes = n_heads / n_kv for a
+    model of full-attention layers (Falcon-40B: 128 / 8 = 16). Any context gives the
+    same ratio; one token is used.
+    """
+    copies = falcon_new_decoder_kv_bytes(model, context_tokens=1)
+    return float(copies) / float(sequence_kv_bytes(model, context_tokens=1))

@@ -19,7 +19,7 @@ import ui.practice
 from charts.import_model import readings_figure
 from kvcore import hf_config, mistakes
 from kvcore.model_code import model_to_code
-from kvcore.units import format_bytes, format_tokens
+from kvcore.units import format_bytes, format_quantity, format_tokens
 from ui import glossary, hub, lesson, t
 from ui.formula import STATE_DTYPE, SYMBOLIC_BY_KIND, formula_terms, result_latex
 
@@ -219,8 +219,8 @@ with results:
     row[1].metric(t("import_model.per_token"), lesson.size(per_token))
     row[2].metric(t("import_model.per_sequence", tokens=ui.num(format_tokens(context_tokens))), lesson.mem(sequence))
     if model.total_params:
-        total = ui.num(f"{model.total_params / 1e9:,.1f}")
-        active = ui.num(f"{(model.active_params or model.total_params) / 1e9:,.1f}")
+        total = ui.num(format_quantity(model.total_params / 1e9))
+        active = ui.num(format_quantity((model.active_params or model.total_params) / 1e9))
         key = "import_model.params_moe" if model.is_moe else "import_model.params"
         st.markdown(t(key, total=total, active=active))
 
@@ -298,14 +298,8 @@ with st.expander(t("import_model.transformers_title")):
     if model.count("linear"):
         st.markdown(t("import_model.transformers_linear"))
     falcon = ui.models()[FALCON_NEW_DECODER]
-    copies = kvcore.transformers_cache.falcon_new_decoder_kv_bytes(falcon, context_tokens=1)
-    st.markdown(
-        t(
-            "import_model.transformers_falcon",
-            name=falcon.name,
-            factor=ui.num(f"{float(copies) / float(kvcore.sequence_kv_bytes(falcon, context_tokens=1)):.0f}"),
-        )
-    )
+    factor = kvcore.transformers_cache.falcon_new_decoder_copy_factor(falcon)
+    st.markdown(t("import_model.transformers_falcon", name=falcon.name, factor=ui.num(f"{factor:.0f}")))
 
 with st.expander(t("import_model.share_title")):
     st.markdown(t("import_model.share_text"))

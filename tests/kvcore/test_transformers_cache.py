@@ -156,3 +156,8 @@ def test_falcon_40b_is_cached_16_times_over_by_transformers():
     model = kv.load_models()["falcon-40b"]
     copies = tc.falcon_new_decoder_kv_bytes(model, context_tokens=1000)
     assert float(copies) == 16 * float(kv.sequence_kv_bytes(model, context_tokens=1000))
+
+
+def test_the_falcon_copy_factor_is_query_heads_over_kv_groups():
+    # Falcon-40B: 128 query heads over 8 KV groups (its config's num_kv_heads).
+    assert tc.falcon_new_decoder_copy_factor(kv.load_models()["falcon-40b"]) == 16
