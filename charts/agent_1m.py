@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, styled, vline
+from charts.style import COLORS, moving_vline_patches, styled, vline
 from kvcore.agent import cumulative_mass, gpus_to_fit, top_mass_share
 
 #: Texts a caller must translate for ``token_time_figure`` (``sharded*`` name the number of GPUs).
@@ -38,6 +38,15 @@ DTYPE_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7")
 def agent_context_axis(max_context_tokens: float, *, points: int = CURVE_POINTS) -> np.ndarray:
     """Contexts the curves are drawn at: 0 … `max_context_tokens`."""
     return np.linspace(0.0, float(max_context_tokens), points)
+
+
+def token_time_patches(context_values: np.ndarray) -> dict[tuple[str | int, ...], np.ndarray]:
+    """How ``token_time_figure`` changes along the context slider: only the chosen context's line moves.
+
+    The axis ends at ``max_context_tokens`` whatever the context; the line is the
+    figure's only shape, its label its only annotation.
+    """
+    return moving_vline_patches(context_values, shape=0, annotation=0)
 
 
 def token_time_figure(

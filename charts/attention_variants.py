@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -112,6 +113,34 @@ def variant_bars_figure(
     figure.update_xaxes(type="log" if log_y else "linear", rangemode="tozero")
     figure.update_layout(margin={"r": 80})
     return figure
+
+
+def variant_bars_patches(
+    variants: Mapping[str, kvcore.ModelSpec],
+    *,
+    context_values: np.ndarray,
+    titles: Sequence[str],
+    concurrency: int = 1,
+    bytes_per_value: float = 2.0,
+    unit_bytes: float = kvcore.GiB,
+) -> dict[tuple[str | int, ...], Any]:
+    """How ``variant_bars_figure`` changes along the context slider: the bars' lengths and the title.
+
+    For each of `context_values` (tokens), every variant's ``kvcore.kv_cache_bytes`` in
+    `unit_bytes` (one numpy call per variant over all the values; row i holds the bars
+    at the i-th value) and the title written for it (`titles`, translated by the caller).
+    The per-token labels and the room line do not depend on the context.
+    """
+    cache = np.stack(
+        [
+            kvcore.kv_cache_bytes(
+                spec, context_tokens=context_values, concurrency=concurrency, bytes_per_value=bytes_per_value
+            )
+            for spec in variants.values()
+        ],
+        axis=1,
+    )
+    return {("data", 0, "x"): cache / unit_bytes, ("layout", "title", "text"): list(titles)}
 
 
 def variant_curves_figure(

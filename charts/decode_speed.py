@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, styled, vline
+from charts.style import COLORS, moving_vline_patches, styled, vline
 from kvcore.decode import crossover_context_tokens
 from kvcore.units import format_tokens
 
@@ -25,6 +25,19 @@ BATCH_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9")
 def decode_context_axis(model: kvcore.ModelSpec, *, context_tokens: float, points: int = CURVE_POINTS) -> np.ndarray:
     """Contexts the curves are drawn at: 1 … the model's maximum (or the chosen context, if longer)."""
     return np.linspace(1.0, max(float(model.max_position_embeddings), float(context_tokens)), points)
+
+
+def bytes_per_step_patches(
+    model: kvcore.ModelSpec, context_values: np.ndarray
+) -> dict[tuple[str | int, ...], np.ndarray] | None:
+    """How ``bytes_per_step_figure`` changes along the context slider: only the chosen context's line moves.
+
+    The line is the figure's first shape, its label the first annotation. When a context
+    could lie beyond the model's maximum the axis moves too, and this returns None.
+    """
+    if float(np.max(context_values)) > float(model.max_position_embeddings or 0):
+        return None
+    return moving_vline_patches(context_values, shape=0, annotation=0)
 
 
 def bytes_per_step_figure(

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, styled, vline
+from charts.style import COLORS, moving_vline_patches, styled, vline
 from kvcore.units import format_tokens
 
 
@@ -41,6 +41,26 @@ OVERHEAD_COLOR = "#8C8C8C"
 def context_axis(model: kvcore.ModelSpec, *, context_tokens: float, points: int = CURVE_POINTS) -> np.ndarray:
     """Context lengths the curve is drawn at: 0 … the model's maximum (or the chosen context, if longer)."""
     return np.linspace(0.0, max(float(model.max_position_embeddings), float(context_tokens)), points)
+
+
+#: The chosen context's dotted line is the figure's first shape, its label the first annotation.
+CURRENT_SHAPE, CURRENT_ANNOTATION = 0, 0
+
+
+def memory_vs_context_patches(
+    model: kvcore.ModelSpec, context_values: np.ndarray
+) -> dict[tuple[str | int, ...], np.ndarray] | None:
+    """How ``memory_vs_context_figure`` changes along the context slider: only the chosen context's line moves.
+
+    For each of `context_values` (tokens), the x of the dotted line and of its label.
+    The curves, the GPU's line and the point where memory runs out do not depend on
+    the chosen context while the axis ends at the model's maximum; when a context
+    could lie beyond it (a model that does not say its maximum), the axis moves too
+    and this returns None.
+    """
+    if float(np.max(context_values)) > float(model.max_position_embeddings or 0):
+        return None
+    return moving_vline_patches(context_values, shape=CURRENT_SHAPE, annotation=CURRENT_ANNOTATION)
 
 
 def memory_vs_context_figure(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -45,6 +46,46 @@ def intensity_axis(*intensities: float, ridge: float, points: int = ROOF_POINTS)
     return np.geomspace(low, high, points)
 
 
+#: Where the phases sit among the roofline figure's traces (roof, real roof, knee, prefill, decode).
+PHASE_TRACES = {"prefill": 3, "decode": 4}
+
+
+def _roofline_hover(name: str, extra: str = "") -> str:
+    return f"<b>{name}</b><br>%{{x:,.3~f}} FLOP/byte<br>%{{y:,.3~f}} TFLOP/s{extra}<extra></extra>"
+
+
+def roofline_patches(
+    *,
+    peak_flop_per_s: float,
+    bandwidth_bytes_per_s: float,
+    mfu: float,
+    mbu: float,
+    prefill_intensities: np.ndarray,
+    decode_intensities: np.ndarray,
+    labels: Mapping[str, str],
+    bound_words: Mapping[str, str],
+) -> dict[tuple[str | int, ...], Any]:
+    """How ``roofline_figure`` changes along the prompt slider: both phases move along the real roof.
+
+    `prefill_intensities` and `decode_intensities` (FLOP/byte) hold kvcore's intensities
+    at each of the slider's values; each phase's point, its height
+    (``phases.achieved_flop_per_s``) and its hover text ('compute' or 'memory' bound,
+    from `bound_words`, against the effective ridge) follow. The roofs and the axis stay
+    when the figure was drawn with ``axis_intensities`` spanning all these intensities.
+    """
+    rates = {"peak_flop_per_s": peak_flop_per_s, "bandwidth_bytes_per_s": bandwidth_bytes_per_s}
+    knee = phases.effective_ridge_point(**rates, mfu=mfu, mbu=mbu)
+    patches: dict[tuple[str | int, ...], Any] = {}
+    for phase, intensity in (("prefill", prefill_intensities), ("decode", decode_intensities)):
+        trace = PHASE_TRACES[phase]
+        height = phases.achieved_flop_per_s(intensity, **rates, mfu=mfu, mbu=mbu) / TFLOP
+        bound = np.where(intensity >= knee, bound_words["compute"], bound_words["memory"])
+        patches[("data", trace, "x")] = np.asarray(intensity, dtype=float)[:, np.newaxis]
+        patches[("data", trace, "y")] = height[:, np.newaxis]
+        patches[("data", trace, "hovertemplate")] = [_roofline_hover(labels[phase], f"<br>{word}") for word in bound]
+    return patches
+
+
 def roofline_figure(
     *,
     peak_flop_per_s: float,
@@ -55,6 +96,7 @@ def roofline_figure(
     decode_intensity: float,
     labels: Mapping[str, str],
     separators: str = ".,",
+    axis_intensities: Sequence[float] = (),
 ) -> go.Figure:
     """Attainable TFLOP/s against FLOP/byte (log–log) with both phases placed on it.
 
@@ -62,20 +104,20 @@ def roofline_figure(
     bandwidth slope, then the compute roof, meeting at the ridge point (dotted
     line, ``kvcore.ridge_point``). The dashed roof applies MFU and MBU
     (``phases.achieved_flop_per_s``); the two phases sit on it at the intensities
-    kvcore computes. Everything on the y axis is in TFLOP/s (1e12 FLOP/s).
+    kvcore computes. Everything on the y axis is in TFLOP/s (1e12 FLOP/s). The axis
+    also spans `axis_intensities` (the phases at a slider's ends: then it stays put as
+    the slider moves).
     """
     ridge = ridge_point(peak_flop_per_s=peak_flop_per_s, bandwidth_bytes_per_s=bandwidth_bytes_per_s)
     knee = phases.effective_ridge_point(
         peak_flop_per_s=peak_flop_per_s, bandwidth_bytes_per_s=bandwidth_bytes_per_s, mfu=mfu, mbu=mbu
     )
     rates = {"peak_flop_per_s": peak_flop_per_s, "bandwidth_bytes_per_s": bandwidth_bytes_per_s}
-    x = intensity_axis(prefill_intensity, decode_intensity, ridge=ridge)
+    x = intensity_axis(prefill_intensity, decode_intensity, *axis_intensities, ridge=ridge)
     roof = attainable_flop_per_s(x, **rates) / TFLOP
     real_roof = phases.achieved_flop_per_s(x, **rates, mfu=mfu, mbu=mbu) / TFLOP
 
-    def hover(name: str, extra: str = "") -> str:
-        return f"<b>{name}</b><br>%{{x:,.3~f}} FLOP/byte<br>%{{y:,.3~f}} TFLOP/s{extra}<extra></extra>"
-
+    hover = _roofline_hover
     figure = go.Figure()
     figure.add_trace(
         go.Scatter(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+import numpy as np
 import plotly.graph_objects as go
 from plotly.shapeannotation import axis_spanning_shape_annotation
 
@@ -63,6 +64,21 @@ def vline(
     ``axis_spanning_shape_annotation``), without its search over every subplot.
     """
     _spanning(figure, "vline", {"x0": x, "x1": x, "y0": 0, "y1": 1}, line, annotation, annotation_position)
+
+
+def moving_vline_patches(
+    x_values: np.ndarray, *, shape: int, annotation: int | None
+) -> dict[tuple[str | int, ...], np.ndarray]:
+    """How a figure changes when its vertical line `shape` (drawn by `vline`) moves to each of `x_values`.
+
+    The line's two ends and, when it has one, its label (annotation number `annotation`)
+    take each x in turn: the patches of a ``ui.live_chart.Follow``.
+    """
+    x = np.asarray(x_values, dtype=float)
+    patches = {("layout", "shapes", shape, "x0"): x, ("layout", "shapes", shape, "x1"): x}
+    if annotation is not None:
+        patches[("layout", "annotations", annotation, "x")] = x
+    return patches
 
 
 def hline(

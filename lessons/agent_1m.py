@@ -9,7 +9,7 @@ import streamlit as st
 import kvcore
 import ui
 import ui.practice
-from charts.agent_1m import attention_mass_figure, gpus_needed_figure, token_time_figure
+from charts.agent_1m import attention_mass_figure, gpus_needed_figure, token_time_figure, token_time_patches
 from kvcore import agent
 from kvcore.decode import tensor_parallel_sizes
 from kvcore.units import (
@@ -23,13 +23,14 @@ from kvcore.units import (
     format_tokens,
     format_tokens_per_s,
 )
-from ui import glossary, lesson, t
+from ui import glossary, lesson, live_chart, t
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
 
 KV_DTYPES = ("bf16", "fp8", "int4")
 MAX_CONTEXT_TOKENS = 2_000_000
+CONTEXT_STEP_TOKENS = 1_000
 MAX_SHARDS = 16
 #: The demo's sample of captured attention: 8 layers over 4,096 KV blocks (65,536 tokens in blocks of 16).
 SAMPLE_LAYERS = 8
@@ -98,10 +99,10 @@ with controls:
     context_tokens = lesson.slider(
         t("agent_1m.context"),
         key="ag_context",
-        min_value=1_000,
+        min_value=CONTEXT_STEP_TOKENS,
         max_value=MAX_CONTEXT_TOKENS,
         value=agent.SEED_CONTEXT_TOKENS,
-        step=1_000,
+        step=CONTEXT_STEP_TOKENS,
         help=t("agent_1m.context_help", maximum=ui.num(format_tokens(MAX_CONTEXT_TOKENS))),
     )
     kv_dtype = lesson.choice(
@@ -216,7 +217,10 @@ with results:
             "tokens": t("chart.tokens"),
         },
     )
-    lesson.chart(figure, key="ag_time_chart")
+    # In the browser the chart follows the context slider at once (ui.live_chart); the rerun confirms it.
+    context_values = live_chart.slider_values(CONTEXT_STEP_TOKENS, MAX_CONTEXT_TOKENS, CONTEXT_STEP_TOKENS)
+    follow = live_chart.Follow("ag_context", context_values, context_tokens, token_time_patches(context_values))
+    lesson.chart(figure, key="ag_time_chart", follow=follow)
 
 st.markdown(
     t(

@@ -8,7 +8,12 @@ import streamlit as st
 import kvcore
 import ui
 import ui.practice
-from charts.attention_variants import models_landscape_figure, variant_bars_figure, variant_curves_figure
+from charts.attention_variants import (
+    models_landscape_figure,
+    variant_bars_figure,
+    variant_bars_patches,
+    variant_curves_figure,
+)
 from kvcore.units import KB, KiB, format_bytes, format_bytes_decimal, format_seconds, format_tokens
 from kvcore.variants import (
     DEFAULT_MLA_RANK,
@@ -20,7 +25,7 @@ from kvcore.variants import (
     cache_saving_fraction,
     default_gqa_kv_heads,
 )
-from ui import glossary, lesson, t
+from ui import glossary, lesson, live_chart, t
 from ui.formula import latex_number, result_latex
 
 lesson.rerun_alone(__file__)
@@ -186,6 +191,23 @@ names = {
 unit = lesson.memory_unit()
 users_text = ui.plural("users.count", users)
 
+
+def bars_follow() -> live_chart.Follow | None:
+    """In the browser the bars follow the context slider at once (ui.live_chart); the rerun confirms them."""
+    context_values = live_chart.slider_values(low, high, step)
+    if len(context_values) > live_chart.MAX_POSITIONS_WITH_DATA:
+        return None
+    patches = variant_bars_patches(
+        shown,
+        context_values=context_values,
+        titles=[t("attention_variants.bars_title", context=tokens(value)) for value in context_values],
+        concurrency=users,
+        bytes_per_value=b,
+        unit_bytes=lesson.memory_unit_bytes(),
+    )
+    return live_chart.Follow("av_context", context_values, context_tokens, patches)
+
+
 with main:
     lesson.chart(
         variant_bars_figure(
@@ -208,6 +230,7 @@ with main:
             log_y=log_y,
         ),
         key="av_bars_chart",
+        follow=bars_follow(),
     )
 
 columns = st.columns(len(VARIANTS))

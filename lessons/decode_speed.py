@@ -8,10 +8,10 @@ import streamlit as st
 import kvcore
 import ui
 import ui.practice
-from charts.decode_speed import bytes_per_step_figure, tokens_per_s_figure
+from charts.decode_speed import bytes_per_step_figure, bytes_per_step_patches, tokens_per_s_figure
 from kvcore.decode import crossover_context_tokens, decode_token_s, kv_share_of_step, tensor_parallel_sizes
 from kvcore.units import format_bandwidth, format_bytes_decimal, format_seconds, format_tokens, format_tokens_per_s
-from ui import glossary, lesson, t
+from ui import glossary, lesson, live_chart, t
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -171,7 +171,11 @@ with results:
             "step": t("decode_speed.chart_step"),
         },
     )
-    lesson.chart(figure, key="ds_bytes_chart")
+    # In the browser the chart follows the context slider at once (ui.live_chart); the rerun confirms it.
+    context_values = live_chart.slider_values(low, high, step)
+    patches = bytes_per_step_patches(model, context_values)
+    follow = None if patches is None else live_chart.Follow("ds_context", context_values, context_tokens, patches)
+    lesson.chart(figure, key="ds_bytes_chart", follow=follow)
 
     words = {
         "batch": batch,

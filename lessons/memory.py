@@ -15,7 +15,7 @@ import streamlit as st
 import kvcore
 import ui
 import ui.practice
-from charts.memory import memory_vs_context_figure
+from charts.memory import memory_vs_context_figure, memory_vs_context_patches
 from charts.memory_heatmap import memory_heatmap_figure
 from kvcore.memory import (
     break_even_context_tokens,
@@ -25,7 +25,7 @@ from kvcore.memory import (
     total_memory_bytes,
 )
 from kvcore.units import GiB, format_bytes, format_bytes_decimal, format_gb, format_gib, format_tokens
-from ui import glossary, lesson, t
+from ui import glossary, lesson, live_chart, t
 from ui.formula import SYMBOLIC, formula_terms, result_latex, total_substituted, total_symbolic
 
 lesson.rerun_alone(__file__)
@@ -318,7 +318,11 @@ with results:
             "tokens": t("chart.tokens"),
         },
     )
-    lesson.chart(figure, key="memory_chart")
+    # In the browser the chart follows the context slider at once (ui.live_chart); the rerun confirms it.
+    context_values = live_chart.slider_values(low, high, step)
+    patches = memory_vs_context_patches(variant, context_values)
+    follow = None if patches is None else live_chart.Follow("context", context_values, context_tokens, patches)
+    lesson.chart(figure, key="memory_chart", follow=follow)
 
 with prediction:
     ui.practice.predict(

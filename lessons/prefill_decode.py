@@ -8,10 +8,10 @@ import streamlit as st
 import kvcore
 import ui
 import ui.practice
-from charts.prefill_decode import batch_intensity_figure, roofline_figure, timeline_figure
+from charts.prefill_decode import batch_intensity_figure, roofline_figure, roofline_patches, timeline_figure
 from kvcore import phases, units
 from kvcore.units import format_bandwidth, format_bytes_decimal, format_flops, format_seconds, format_tokens
-from ui import glossary, lesson, t
+from ui import glossary, lesson, live_chart, t
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -25,6 +25,7 @@ LONGEST_PROMPT_TOKENS = 131_072
 #: The GPU of seed 004's "about 300 FLOPs per byte".
 SEED_GPU_ID = "h100-sxm"
 
+PROMPT_STEP_TOKENS = 128
 BOUND_WORDS = {"compute": "prefill_decode.bound_compute", "memory": "prefill_decode.bound_memory"}
 
 model = ui.current_model()
@@ -134,10 +135,10 @@ with controls:
     prompt_tokens = lesson.slider(
         t("prefill_decode.prompt"),
         key="pd_prompt",
-        min_value=128,
+        min_value=PROMPT_STEP_TOKENS,
         max_value=prompt_high,
         value=min(1024, prompt_high // 2),
-        step=128,
+        step=PROMPT_STEP_TOKENS,
         help=t("prefill_decode.prompt_help", maximum=ui.num(format_tokens(model.max_position_embeddings))),
     )
     output_tokens = lesson.slider(
@@ -330,6 +331,29 @@ with results:
         "prefill_bound": t(BOUND_WORDS[prefill_bound]),
         "decode_bound": t(BOUND_WORDS[decode_bound]),
     }
+
+    # In the browser both phases follow the prompt slider at once (ui.live_chart); the rerun confirms them.
+    # The axis spans the phases at both ends of the slider, so only the two points move.
+    prompt_values = live_chart.slider_values(PROMPT_STEP_TOKENS, prompt_high, PROMPT_STEP_TOKENS)
+    step_contexts = phases.mean_decode_context_tokens(prompt_tokens=prompt_values, output_tokens=output_tokens)
+    prefill_along = phases.prefill_intensity_flop_per_byte(model, prompt_tokens=prompt_values, **sizes)
+    decode_along = phases.decode_intensity_flop_per_byte(model, context_tokens=step_contexts, batch=batch, **sizes)
+    roofline_follow = live_chart.Follow(
+        "pd_prompt",
+        prompt_values,
+        prompt_tokens,
+        roofline_patches(
+            peak_flop_per_s=peak,
+            bandwidth_bytes_per_s=bandwidth,
+            mfu=mfu,
+            mbu=mbu,
+            prefill_intensities=prefill_along,
+            decode_intensities=decode_along,
+            labels=roofline_labels,
+            bound_words={bound: t(key) for bound, key in BOUND_WORDS.items()},
+        ),
+    )
+
     lesson.chart(
         roofline_figure(
             peak_flop_per_s=peak,
@@ -340,8 +364,10 @@ with results:
             decode_intensity=decode_intensity,
             labels=roofline_labels,
             separators=ui.separators(),
+            axis_intensities=(prefill_along.min(), prefill_along.max(), decode_along.min(), decode_along.max()),
         ),
         key="pd_roofline",
+        follow=roofline_follow,
     )
 
 st.markdown(

@@ -21,12 +21,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import streamlit as st
 
 from kvcore.units import GB, GiB, format_bytes, format_bytes_decimal, format_gb, format_gib
 from ui import check_url_value, num, t
+
+if TYPE_CHECKING:
+    from ui.live_chart import Follow
 
 T = TypeVar("T")
 
@@ -59,10 +62,19 @@ def formula(symbolic: str, substituted: str) -> None:
     st.latex(substituted)
 
 
-def chart(figure: Any, *, key: str) -> None:
-    """A Plotly figure at the height of the current mode, without Plotly's logo."""
+def chart(figure: Any, *, key: str, follow: Follow | None = None) -> None:
+    """A Plotly figure at the height of the current mode, without Plotly's logo.
+
+    With `follow` (a ``ui.live_chart.Follow``) the chart follows that slider in the
+    browser at once, before the server's rerun (``ui.live_chart``).
+    """
     figure.update_layout(height=chart_height_px())
-    st.plotly_chart(figure, theme=None, key=key, config={"displaylogo": False})
+    if follow is None:
+        st.plotly_chart(figure, theme=None, key=key, config={"displaylogo": False})
+    else:
+        from ui.live_chart import live_chart
+
+        live_chart(figure, key=key, follow=follow, height_px=chart_height_px())
 
 
 # ---------------------------------------------------------------- presets

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from i18n import LANGUAGES, translate
+from tests.app.figures import chart_figures
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "lessons").glob("*.py"))
@@ -99,7 +100,7 @@ def test_every_lesson_has_a_slider_a_chart_a_formula_and_one_takeaway(app, page)
     assert not app.exception, [exception.value for exception in app.exception]
     if Path(page).stem not in NOT_CALCULATORS:
         assert app.slider, "a slider"
-        assert app.get("plotly_chart"), "a chart"
+        assert chart_figures(app), "a chart"
         assert app.latex, "a formula"
     takeaway = translate("en", "lesson.takeaway")
     assert len([info for info in app.info if info.value.startswith(f"**{takeaway}**")]) == 1

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import json
 
 import numpy as np
 import pytest
@@ -12,6 +11,7 @@ import kvcore
 from i18n import LANGUAGES, translate
 from kvcore.units import format_bytes
 from kvcore.variants import attention_variants, cache_saving_fraction
+from tests.app.figures import chart_figures
 
 PAGE = "lessons/attention_variants.py"
 
@@ -41,7 +41,7 @@ def plotly_array(value) -> np.ndarray:
 
 def bar_values(app) -> np.ndarray:
     """The x values (cache in GiB) of the page's first chart, the bars."""
-    first = json.loads(app.get("plotly_chart")[0].proto.spec)
+    first = chart_figures(app)[0]
     return plotly_array(first["data"][0]["x"])
 
 
@@ -193,7 +193,7 @@ def test_tricky_models_and_gpus_run_without_an_error(app, model, gpu):
     open_page(app, "pt", model=model, gpu=gpu)
     assert not app.exception, [exception.value for exception in app.exception]
     assert not app.error, [error.value for error in app.error]
-    assert len(app.get("plotly_chart")) == 3
+    assert len(chart_figures(app)) == 3
 
 
 def test_weights_too_big_for_the_gpu_give_a_warning_not_an_error(app):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import json
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ from charts.memory_heatmap import heatmap_contexts, heatmap_users
 from i18n import catalogue, translate
 from kvcore.memory import break_even_context_tokens, gpus_needed, mha_cache_bytes, total_memory_bytes
 from kvcore.units import format_bytes, format_gb, format_gib, format_tokens
+from tests.app.figures import chart_figures
 
 PAGE = "lessons/memory.py"
 
@@ -37,8 +37,7 @@ def markdown_with(app, key: str, lang: str = "en") -> str:
 
 def figures(app) -> dict[str, dict]:
     """Each Plotly figure of the page, keyed by its first trace's type."""
-    specs = [json.loads(element.proto.spec) for element in app.get("plotly_chart")]
-    return {spec["data"][0]["type"]: spec for spec in specs}
+    return {spec["data"][0]["type"]: spec for spec in chart_figures(app)}
 
 
 def test_a_smaller_head_dim_shrinks_the_cache_as_kvcore_says(app, models):
@@ -221,9 +220,9 @@ def test_the_heatmap_marker_follows_the_sliders(app):
 
 def test_the_main_chart_comes_first_and_moves_with_the_context_slider(app):
     open_page(app)
-    first = json.loads(app.get("plotly_chart")[0].proto.spec)
+    first = chart_figures(app)[0]
     app.slider(key="context").set_value(65536).run()
-    moved = json.loads(app.get("plotly_chart")[0].proto.spec)
+    moved = chart_figures(app)[0]
     assert first["data"][0]["type"] == "scatter"
     assert first["layout"]["shapes"] != moved["layout"]["shapes"]
 

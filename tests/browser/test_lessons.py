@@ -21,12 +21,20 @@ NOT_CALCULATORS = {"quiz", "course", "glossary"}
 CALCULATORS = [stem for stem in STEMS if stem not in NOT_CALCULATORS]
 LOAD_TIMEOUT_MS = 30_000
 SIZES = {"desktop": {"width": 1280, "height": 1600}, "phone": {"width": 390, "height": 2600}}
-#: What the first chart draws (traces, shapes, annotations, title), as Plotly holds it after drawing.
+#: What the first chart draws (traces, shapes, annotations, title), as Plotly holds it after drawing (a live
+#: chart of ui.live_chart or an st.plotly_chart: both are Plotly plots in the main area).
+#: Arrays are compared by their numbers: a figure may hold one as a list or packed ({dtype, bdata}), which
+#: Plotly unpacks into `_inputArray` when it draws (a live chart's preview holds lists, the server's figure packs).
 CHART_DATA = """(() => {
-  const plot = document.querySelector('[data-testid=stPlotlyChart] .js-plotly-plot');
+  const plot = document.querySelector('[data-testid=stMain] .js-plotly-plot');
   if (!plot || !plot.data) return 'null';
   const {shapes, annotations, title} = plot.layout;
-  return JSON.stringify([plot.data, shapes ?? [], annotations ?? [], title ?? null]);
+  const numbers = (key, value) => {
+    const packed = value && typeof value === 'object' && 'bdata' in value && value._inputArray;
+    if (packed) return Array.from(value._inputArray);
+    return ArrayBuffer.isView(value) ? Array.from(value) : value;
+  };
+  return JSON.stringify([plot.data, shapes ?? [], annotations ?? [], title ?? null], numbers);
 })()"""
 
 
@@ -41,7 +49,7 @@ def open_lesson(page: Page, url: str, *, with_chart: bool = True) -> None:
     page.wait_for_selector(IDLE, timeout=LOAD_TIMEOUT_MS)
     if not with_chart:
         return
-    expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    expect(page.locator("[data-testid=stMain] .js-plotly-plot").first).to_be_visible(timeout=LOAD_TIMEOUT_MS)
     page.wait_for_function(f"{CHART_DATA} !== 'null'")
 
 

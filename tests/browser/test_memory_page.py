@@ -22,7 +22,7 @@ def open_app(page: Page, url: str) -> None:
     """Load `url` and wait until the script is idle and the chart is drawn."""
     page.goto(url)
     page.wait_for_selector(IDLE, timeout=LOAD_TIMEOUT_MS)
-    expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=LOAD_TIMEOUT_MS)
+    expect(page.locator("[data-testid=stMain] .js-plotly-plot").first).to_be_visible(timeout=LOAD_TIMEOUT_MS)
 
 
 def metric(page: Page, lang: str, key: str):

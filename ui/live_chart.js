@@ -1,0 +1,126 @@
+// KV Cache Lab: a Plotly chart that follows one slider in the browser, without waiting for the server.
+//
+// The server sends the figure for the slider's current value and, for every value the slider can
+// take, the few figure attributes that change with it (computed by kvcore, see ui/live_chart.py).
+// When the slider's value changes (a key press, a drag), the chart is redrawn at once from those
+// values; the server's rerun then sends the same figure, which Plotly.react finds already drawn.
+
+const ROOT_CLASS = "kvlab-live-chart";
+
+/** Plotly.js, loaded once per page from the server's copy of the plotly package. */
+function loadPlotly(url) {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  window.__kvlabPlotly ??= new Promise((resolve, reject) => {
+    const script = document.createElement("script");
+    script.src = url;
+    script.async = true;
+    script.onload = () => resolve(window.Plotly);
+    script.onerror = () => {
+      window.__kvlabPlotly = undefined;
+      reject(new Error(`Plotly did not load from ${url}`));
+    };
+    document.head.appendChild(script);
+  });
+  return window.__kvlabPlotly;
+}
+
+function setPath(target, path, value) {
+  let node = target;
+  for (const step of path.slice(0, -1)) node = node[step];
+  node[path[path.length - 1]] = value;
+}
+
+/** The figure at the slider's `index`-th value: the server's figure with that value's patches. */
+function figureAt(state, index) {
+  const figure = structuredClone(state.figure);
+  if (index !== null && index !== state.data.follow.index) {
+    const follow = state.data.follow;
+    // A patch without values takes the slider's own value (a marker at the chosen context).
+    for (const patch of follow.patches) {
+      setPath(figure, patch.path, patch.values === null ? gridValue(follow.values, index) : patch.values[index]);
+    }
+  }
+  return figure;
+}
+
+/** The slider's thumb: Streamlit's slider is an <input type="range"> (react-aria) in a container named after its key. */
+function sliderThumb(follow) {
+  return document.querySelector(`.st-key-${CSS.escape(follow.key)} input[type="range"]`);
+}
+
+/** The slider's `index`-th value: its values are a list, or even steps {low, step, count}. */
+function gridValue(grid, index) {
+  return Array.isArray(grid) ? grid[index] : grid.low + index * grid.step;
+}
+
+/** Which of the follow's values the slider shows now (null: none of them, or no slider). */
+function sliderIndex(follow, thumb) {
+  if (!thumb) return null;
+  const value = Number(thumb.value);
+  if (!Number.isFinite(value)) return null;
+  const tolerance = 1e-9 * Math.max(1, Math.abs(value));
+  const grid = follow.values;
+  if (!Array.isArray(grid)) {
+    const index = Math.round((value - grid.low) / grid.step);
+    const onGrid = index >= 0 && index < grid.count && Math.abs(gridValue(grid, index) - value) <= tolerance;
+    return onGrid ? index : null;
+  }
+  const values = grid;
+  let low = 0;
+  let high = values.length - 1;
+  while (low < high) {  // values ascend: the first one not below `value`
+    const middle = (low + high) >> 1;
+    if (values[middle] < value) low = middle + 1;
+    else high = middle;
+  }
+  return Math.abs(values[low] - value) <= tolerance ? low : null;
+}
+
+function draw(state, index) {
+  const figure = figureAt(state, index);
+  state.shownIndex = index;
+  state.Plotly.react(state.root, figure.data, figure.layout, state.data.config);
+}
+
+/** Redraw when the slider shows a value the chart does not (a key press, a drag, a preset). */
+function follow(state) {
+  const index = sliderIndex(state.data.follow, sliderThumb(state.data.follow));
+  if (index !== null && index !== state.shownIndex) draw(state, index);
+}
+
+function watchSlider(state) {
+  state.observer?.disconnect();
+  const key = state.data.follow.key;
+  state.observer = new MutationObserver((mutations) => {
+    for (const mutation of mutations) {
+      if (mutation.target.closest?.(`.st-key-${CSS.escape(key)}`)) {
+        follow(state);
+        return;
+      }
+    }
+  });
+  state.observer.observe(document.body, { subtree: true, attributes: true, attributeFilter: ["value"] });
+}
+
+export default function (component) {
+  const { data, parentElement } = component;
+  const root = parentElement.querySelector(`.${ROOT_CLASS}`);
+  root.style.height = `${data.height}px`;
+  const state = (root.__kvlab ??= { root, shownIndex: null });
+  state.data = data;
+  state.figure = JSON.parse(data.figure);
+  loadPlotly(data.plotly_url)
+    .then((Plotly) => {
+      state.Plotly = Plotly;
+      // The slider may already be elsewhere (keys pressed while the server ran): draw where it is.
+      const now = sliderIndex(data.follow, sliderThumb(data.follow));
+      draw(state, now ?? data.follow.index);
+      watchSlider(state);
+      root.dataset.ready = "true";
+    })
+    .catch((error) => {
+      root.textContent = data.error_text;
+      root.dataset.error = String(error);
+    });
+  return () => state.observer?.disconnect();
+}
