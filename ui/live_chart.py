@@ -1,7 +1,7 @@
 """A Plotly chart that follows one slider in the browser, before the server answers.
 
 A key press on a Streamlit slider makes a round trip: browser → server rerun →
-websocket → React → Plotly, 150–300 ms on a 2-core machine. For a lesson's main
+websocket → React → Plotly, 140–300 ms on a 2-core machine. For a lesson's main
 chart that is too slow to feel like moving the curve by hand. So the chart is drawn
 by a small component (``live_chart.js``) that also receives, for every value the
 slider can take, the handful of figure attributes that change with it (a marker's
