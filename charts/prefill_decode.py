@@ -117,7 +117,6 @@ def roofline_figure(
     roof = attainable_flop_per_s(x, **rates) / TFLOP
     real_roof = phases.achieved_flop_per_s(x, **rates, mfu=mfu, mbu=mbu) / TFLOP
 
-    hover = _roofline_hover
     figure = go.Figure()
     figure.add_trace(
         go.Scatter(
@@ -126,7 +125,7 @@ def roofline_figure(
             name=labels["roof"],
             mode="lines",
             line={"color": COLORS["text"], "width": 3},
-            hovertemplate=hover(labels["roof"]),
+            hovertemplate=_roofline_hover(labels["roof"]),
         )
     )
     figure.add_trace(
@@ -136,7 +135,7 @@ def roofline_figure(
             name=labels["real_roof"],
             mode="lines",
             line={"color": COLORS["text"], "width": 2, "dash": "dash"},
-            hovertemplate=hover(labels["real_roof"]),
+            hovertemplate=_roofline_hover(labels["real_roof"]),
         )
     )
     figure.add_trace(
@@ -146,7 +145,7 @@ def roofline_figure(
             name=labels["knee"],
             mode="markers",
             marker={"color": COLORS["text"], "size": 9, "symbol": "diamond-open"},
-            hovertemplate=hover(labels["knee"]),
+            hovertemplate=_roofline_hover(labels["knee"]),
             showlegend=False,
         )
     )
@@ -165,7 +164,7 @@ def roofline_figure(
                 textposition=position,
                 textfont={"color": color},
                 marker={"color": color, "size": 16, "symbol": symbol, "line": {"color": "white", "width": 1.5}},
-                hovertemplate=hover(labels[phase], f"<br>{labels[f'{phase}_bound']}"),
+                hovertemplate=_roofline_hover(labels[phase], f"<br>{labels[f'{phase}_bound']}"),
             )
         )
     vline(figure, ridge, line={"color": COLORS["limit"], "width": 2, "dash": "dot"})

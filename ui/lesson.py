@@ -21,21 +21,22 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import streamlit as st
 
 from kvcore.units import GB, GiB, format_bytes, format_bytes_decimal, format_gb, format_gib
 from ui import check_url_value, num, t
-
-if TYPE_CHECKING:
-    from ui.live_chart import Follow
+from ui.live_chart import Follow, live_chart
 
 T = TypeVar("T")
 
 UNITS_KEY = "units"
 PRESENT_KEY = "present"
 MEMORY_UNITS = ("GiB", "GB")
+
+#: Plotly's options for every chart: no Plotly logo in the mode bar.
+CHART_CONFIG = {"displaylogo": False}
 
 #: Chart heights in pixels: normal and on a projector.
 CHART_HEIGHT_PX = 440
@@ -70,11 +71,9 @@ def chart(figure: Any, *, key: str, follow: Follow | None = None) -> None:
     """
     figure.update_layout(height=chart_height_px())
     if follow is None:
-        st.plotly_chart(figure, theme=None, key=key, config={"displaylogo": False})
+        st.plotly_chart(figure, theme=None, key=key, config=CHART_CONFIG)
     else:
-        from ui.live_chart import live_chart
-
-        live_chart(figure, key=key, follow=follow, height_px=chart_height_px())
+        live_chart(figure, key=key, follow=follow, height_px=chart_height_px(), config=CHART_CONFIG)
 
 
 # ---------------------------------------------------------------- presets

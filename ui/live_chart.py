@@ -158,15 +158,20 @@ def _grid_value(grid: Mapping[str, float] | Sequence[float], index: int) -> floa
     return grid[index]
 
 
-def live_chart(figure: go.Figure, *, key: str, follow: Follow, height_px: int) -> None:
-    """Draw `figure` (the figure at ``follow.current``); in the browser it follows the slider ``follow.key``."""
+def live_chart(
+    figure: go.Figure, *, key: str, follow: Follow, height_px: int, config: Mapping[str, Any] | None = None
+) -> None:
+    """Draw `figure` (the figure at ``follow.current``); in the browser it follows the slider ``follow.key``.
+
+    `config` holds Plotly's options; the chart also resizes with its column (``responsive``).
+    """
     figure.update_layout(autosize=True, width=None)
     _COMPONENT(
         key=key,
         data={
             "figure": figure.to_json(),
             "follow": follow.to_json(),
-            "config": {"displaylogo": False, "responsive": True},
+            "config": {**(config or {}), "responsive": True},
             "height": height_px,
             "plotly_url": plotly_url(),
             "error_text": t("lesson.chart_failed"),
