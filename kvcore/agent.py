@@ -30,6 +30,29 @@ from .model import ModelSpec
 from .speed import decode_bytes_per_step, ridge_point
 from .units import GB, KB, MB
 
+__all__ = [
+    "SEED_004",
+    "SEED_ANSWER_TOKENS",
+    "SEED_CONTEXT_TOKENS",
+    "SEED_GPU_ID",
+    "SEED_MODEL_ID",
+    "SEED_SHARDS",
+    "CacheOption",
+    "Ledger",
+    "SeedFigures",
+    "answer_stream_s",
+    "blocks_in_context",
+    "cache_options",
+    "cumulative_mass",
+    "gpus_to_fit",
+    "kept_cache_bytes",
+    "ledger",
+    "mass_verdict",
+    "smallest_tensor_parallel",
+    "synthetic_attention",
+    "top_mass_share",
+]
+
 ArrayLike = Any
 
 

@@ -17,6 +17,36 @@ from . import checks
 from .kv import kv_cache_bytes, layer_values_per_token
 from .model import ModelSpec
 
+__all__ = [
+    "GRID_CACHED",
+    "GRID_COMPUTED",
+    "GRID_NOT_YET",
+    "GRID_RECOMPUTED",
+    "PrefillAttentionMemory",
+    "attention_matmul_flops",
+    "attention_scores_bytes",
+    "flash_attention_hbm_bytes",
+    "flash_attention_stats_bytes",
+    "flash_attention_tile_bytes",
+    "forward_flops_with_cache",
+    "forward_flops_without_cache",
+    "hbm_traffic_saving",
+    "kv_projection_flops_at_step",
+    "kv_projection_flops_per_token",
+    "kv_projection_flops_with_cache",
+    "kv_projection_flops_without_cache",
+    "kv_projections_recomputed",
+    "kv_projections_with_cache",
+    "kv_projections_without_cache",
+    "prefill_attention_memory",
+    "projection_grid",
+    "projections_at_step",
+    "recompute_factor",
+    "recomputed_at_step",
+    "score_row_bytes",
+    "standard_attention_hbm_bytes",
+]
+
 ArrayLike = Any
 
 

@@ -16,6 +16,11 @@ from .dtypes import dtype_name
 from .hardware import GpuSpec, gpu
 from .model import ModelSpec
 
+__all__ = [
+    "load_gpus",
+    "load_models",
+]
+
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
 MODELS_CSV = DATA_DIR / "models.csv"
 GPUS_CSV = DATA_DIR / "gpus.csv"

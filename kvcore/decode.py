@@ -20,6 +20,13 @@ from .kv import sequence_kv_bytes
 from .model import ModelSpec
 from .speed import DecodeBytes, decode_bytes_per_step, decode_step_s
 
+__all__ = [
+    "crossover_context_tokens",
+    "decode_token_s",
+    "kv_share_of_step",
+    "tensor_parallel_sizes",
+]
+
 ArrayLike = Any
 
 

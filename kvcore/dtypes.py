@@ -5,6 +5,13 @@ Bytes per value are floats: INT4 is 0.5 byte, not ``4 // 8 == 0``.
 
 from __future__ import annotations
 
+__all__ = [
+    "BYTES_PER_VALUE",
+    "bytes_per_value",
+    "dtype_name",
+    "grouped_bytes_per_value",
+]
+
 #: Bytes per stored value for each supported format (IEEE / OCP FP8 / integer).
 BYTES_PER_VALUE: dict[str, float] = {
     "fp32": 4.0,

@@ -8,6 +8,11 @@ from dataclasses import dataclass
 from . import checks
 from .units import GB, TFLOP, GiB, KiB, MiB
 
+__all__ = [
+    "GpuSpec",
+    "gpu",
+]
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GpuSpec:

@@ -73,6 +73,18 @@ from typing import TYPE_CHECKING, Any
 from .dtypes import dtype_name
 from .model import ModelSpec
 
+__all__ = [
+    "Assumption",
+    "ConfigError",
+    "ConfigReading",
+    "model_from_config",
+    "model_from_config_text",
+    "read_config",
+    "read_config_file",
+    "read_config_path",
+    "read_config_text",
+]
+
 if TYPE_CHECKING:
     from .params import ParamCount
 

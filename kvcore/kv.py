@@ -21,6 +21,21 @@ import numpy as np
 from . import checks
 from .model import LayerSpec, ModelSpec
 
+__all__ = [
+    "kv_bytes_per_token",
+    "kv_cache_bytes",
+    "kv_cache_bytes_all_gpus",
+    "kv_cache_bytes_by_kind",
+    "kv_heads_per_gpu",
+    "layer_cached_tokens",
+    "layer_values_per_token",
+    "max_context_tokens",
+    "mha_equivalent_bytes_per_token",
+    "saving_vs_mha",
+    "sequence_kv_bytes",
+    "state_bytes_per_sequence",
+]
+
 ArrayLike = Any
 
 

@@ -18,6 +18,21 @@ from .kv import (
 )
 from .model import ModelSpec
 
+__all__ = [
+    "MemoryBreakdown",
+    "break_even_context_tokens",
+    "break_even_users",
+    "context_per_user",
+    "gpus_needed",
+    "kv_budget_bytes",
+    "max_users",
+    "mha_cache_bytes",
+    "model_weights_bytes",
+    "tokens_that_fit",
+    "total_memory_bytes",
+    "weights_bytes",
+]
+
 ArrayLike = Any
 
 

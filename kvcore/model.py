@@ -22,6 +22,15 @@ from typing import Literal
 
 from . import checks
 
+__all__ = [
+    "LAYER_KINDS",
+    "LayerSpec",
+    "ModelSpec",
+    "layer_kinds",
+    "uniform_model",
+    "with_changes",
+]
+
 LayerKind = Literal["full", "sliding", "mla", "linear"]
 LAYER_KINDS: tuple[str, ...] = ("full", "sliding", "mla", "linear")
 _PATTERN_ITEM = re.compile(r"^(full|sliding|mla|linear)(?:\*(\d+))?$")

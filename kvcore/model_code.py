@@ -36,6 +36,11 @@ from typing import Any
 from .dtypes import BYTES_PER_VALUE, dtype_name
 from .model import ModelSpec
 
+__all__ = [
+    "model_from_code",
+    "model_to_code",
+]
+
 VERSION = "kv1"
 MAX_CODE_CHARS = 1000
 MAX_NAME_CHARS = 60

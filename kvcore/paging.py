@@ -34,6 +34,28 @@ from .model import ModelSpec
 from .speed import prefill_flops, prefill_time_s
 from .vllm import DEFAULT_BLOCK_SIZE
 
+__all__ = [
+    "SCHEMES",
+    "SHAREGPT_ON_OPT",
+    "AllocationReport",
+    "BlockMap",
+    "LengthPreset",
+    "PrefixMemory",
+    "PrefixPrefill",
+    "PromptCacheCost",
+    "allocation_report",
+    "block_map",
+    "cached_prefix_tokens",
+    "fit_gain",
+    "prefix_memory",
+    "prefix_prefill",
+    "prompt_cache_cost",
+    "request_lengths_tokens",
+    "requests_that_fit",
+    "reserved_tokens",
+    "shared_prefix_blocks",
+]
+
 ArrayLike = Any
 Scheme = Literal["contiguous", "paged"]
 SCHEMES: tuple[Scheme, ...] = ("contiguous", "paged")

@@ -49,6 +49,11 @@ from .hf_config import (
     layout_of,
 )
 
+__all__ = [
+    "ParamCount",
+    "count_params",
+]
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ParamCount:

@@ -33,6 +33,31 @@ from .speed import (
     ridge_point,
 )
 
+__all__ = [
+    "MILLION",
+    "SECONDS_PER_HOUR",
+    "RequestTimeline",
+    "achieved_flop_per_s",
+    "compute_time_s",
+    "cost_per_million_tokens",
+    "decode_context_tokens",
+    "decode_intensity_flop_per_byte",
+    "decode_tokens_per_s",
+    "effective_ridge_point",
+    "matmul_peak_flop_per_s",
+    "mean_decode_context_tokens",
+    "memory_time_s",
+    "output_to_input_cost_ratio",
+    "prefill_intensity_flop_per_byte",
+    "prefill_tokens_per_s",
+    "request_context_tokens",
+    "request_timeline",
+    "roofline_time_s",
+    "times_below_ridge",
+    "tpot_s",
+    "ttft_s",
+]
+
 ArrayLike = Any
 
 SECONDS_PER_HOUR = 3600.0

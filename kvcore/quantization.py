@@ -21,6 +21,27 @@ import numpy as np
 from . import checks
 from .dtypes import dtype_name, grouped_bytes_per_value
 
+__all__ = [
+    "FP8_E4M3_MANTISSA_BITS",
+    "FP8_E4M3_MAX",
+    "FP8_E4M3_MIN_NORMAL_EXPONENT",
+    "KV_FORMATS",
+    "SCALE_AXES",
+    "SCALE_BYTES",
+    "fp8_round_trip",
+    "int_round_trip",
+    "max_abs_error",
+    "outlier_channel_indices",
+    "relative_rms_error",
+    "round_to_bf16",
+    "round_to_fp8_e4m3",
+    "round_to_fp16",
+    "round_trip",
+    "stored_bytes_per_value",
+    "synthetic_keys",
+    "synthetic_values",
+]
+
 ArrayLike = Any
 
 #: The formats the lesson compares, from the baseline to the smallest.

@@ -63,6 +63,22 @@ from .kv import kv_bytes_per_token
 from .model import ModelSpec
 from .vllm import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_BATCHED_TOKENS, block_bytes, num_blocks
 
+__all__ = [
+    "RequestOutcomes",
+    "Requests",
+    "ServerConfig",
+    "SimulationResult",
+    "SimulationSummary",
+    "Timeline",
+    "Workload",
+    "blocks_for_no_preemption",
+    "generate_requests",
+    "server_from_model",
+    "simulate",
+    "step_time_s",
+    "summarize",
+]
+
 ArrayLike = Any
 PreemptionMode = Literal["recompute", "swap"]
 LengthDistribution = Literal["lognormal", "uniform", "fixed"]

@@ -24,6 +24,19 @@ from .kv import kv_bytes_per_token, sequence_kv_bytes
 from .memory import kv_budget_bytes
 from .model import ModelSpec
 
+__all__ = [
+    "DEFAULT_SAFETY_MARGIN",
+    "NO_LIMIT_TOKENS",
+    "SizingSteps",
+    "fitting_context_tokens",
+    "pool_capacity_tokens",
+    "pool_headroom",
+    "pool_share",
+    "preemption_risk",
+    "sizing_steps",
+    "tokens_per_user",
+]
+
 ArrayLike = Any
 
 #: Free share of the pool below which a load that still fits is called "at the limit".

@@ -19,6 +19,23 @@ from . import checks
 from .kv import layer_cached_tokens, sequence_kv_bytes
 from .model import LayerSpec, ModelSpec
 
+__all__ = [
+    "DecodeBytes",
+    "arithmetic_intensity",
+    "attainable_flop_per_s",
+    "attention_pairs",
+    "bound_by",
+    "decode_bytes_per_step",
+    "decode_flops_per_step",
+    "decode_step_s",
+    "prefill_bytes",
+    "prefill_flops",
+    "prefill_time_s",
+    "ridge_point",
+    "stream_time_s",
+    "tokens_per_s",
+]
+
 ArrayLike = Any
 
 

@@ -10,6 +10,18 @@ from __future__ import annotations
 
 import math
 
+__all__ = [
+    "GB",
+    "KB",
+    "MB",
+    "TB",
+    "TFLOP",
+    "GiB",
+    "KiB",
+    "MiB",
+    "TiB",
+]
+
 KiB = 2**10
 MiB = 2**20
 GiB = 2**30

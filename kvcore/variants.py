@@ -25,6 +25,24 @@ from .kv import layer_cached_tokens, sequence_kv_bytes
 from .model import ModelSpec, with_changes
 from .speed import arithmetic_intensity, prefill_time_s, stream_time_s
 
+__all__ = [
+    "DEFAULT_MLA_RANK",
+    "DEFAULT_MLA_ROPE_DIM",
+    "VARIANTS",
+    "AttentionCost",
+    "attention_cost",
+    "attention_family",
+    "attention_flops_per_step",
+    "attention_variants",
+    "cache_reduction_factor",
+    "cache_saving_fraction",
+    "default_gqa_kv_heads",
+    "kv_projection_params",
+    "mean_kv_bytes_per_token",
+    "mla_reprojection_flops_per_step",
+    "nope_head_dim",
+]
+
 ArrayLike = Any
 
 #: The four ways of caching K and V, in the order of the course's table (seed 002).

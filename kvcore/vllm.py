@@ -20,6 +20,19 @@ from . import checks
 from .kv import kv_bytes_per_token, layer_values_per_token
 from .model import ModelSpec
 
+__all__ = [
+    "DEFAULT_BLOCK_SIZE",
+    "DEFAULT_MAX_NUM_BATCHED_TOKENS",
+    "PoolReport",
+    "block_bytes",
+    "estimated_max_model_len",
+    "max_concurrency",
+    "num_blocks",
+    "pool_report",
+    "pool_tokens",
+    "request_blocks_needed",
+]
+
 ArrayLike = Any
 DEFAULT_BLOCK_SIZE = 16
 #: Tokens one scheduler step may process (vLLM V1's default for ``vllm serve``; a sliding

@@ -36,6 +36,17 @@ from .memory import model_weights_bytes
 from .model import ModelSpec
 from .units import GiB
 
+__all__ = [
+    "Advice",
+    "Check",
+    "RecognisedLine",
+    "Reconciliation",
+    "VllmLog",
+    "clean_log_line",
+    "parse_vllm_log",
+    "reconcile",
+]
+
 #: What the parser reads at most; the rest is dropped and ``truncated`` is set.
 MAX_TEXT_CHARS = 200_000
 MAX_LINES = 5_000

@@ -41,6 +41,18 @@ from .kv import kv_bytes_per_token
 from .model import ModelSpec
 from .vllm import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_BATCHED_TOKENS, pool_report, request_blocks_needed
 
+__all__ = [
+    "PoolLog",
+    "activation_peak_bytes",
+    "hidden_values",
+    "kv_pool_bytes",
+    "pool_log",
+    "pool_tokens_curve",
+    "stage_bytes_per_token",
+    "stage_layers",
+    "startup_log_lines",
+]
+
 ArrayLike = Any
 
 #: Activation bytes held at the profiling run's peak, per token, in units of hidden_size · bytes.

@@ -17,7 +17,8 @@ import kvcore
 import ui
 import ui.practice
 from charts.import_model import readings_figure
-from kvcore import hf_config, mistakes
+from course import mistakes
+from kvcore import hf_config
 from kvcore.model_code import model_to_code
 from kvcore.units import format_bytes, format_quantity, format_tokens
 from ui import glossary, hub, lesson, t

@@ -13,7 +13,7 @@ import streamlit as st
 
 import ui
 from charts.practice import AnswerPoint, answers_figure
-from kvcore import exercises
+from course import exercises
 from ui import course, lesson, practice, t
 from ui.formula import latex_number
 

@@ -4,7 +4,7 @@ On a lesson (one call, where the page's values exist, before its takeaway)::
 
     practice.predict("sequence_cache", stem="memory", model=model, context_tokens=context_tokens, kv_dtype=kv_dtype)
 
-builds the exercise with kvcore (``kvcore.exercises.exercise_for``, or the lesson topics'
+builds the exercise with kvcore (``course.exercises.exercise_for``, or the lesson topics'
 own builders such as ``score_matrix_exercise``) and draws a compact box: the question,
 the data it needs, the tolerance, a form (typing does not rerun the page), and after a
 submitted attempt, or the "Show me" button, the verdict in words and the worked steps.
@@ -41,8 +41,8 @@ import streamlit as st
 
 import kvcore
 import ui
-from kvcore import answers, exercises
-from kvcore.exercises import Exercise, Step
+from course import answers, exercises
+from course.exercises import Exercise, Step
 from kvcore.phases import matmul_peak_flop_per_s
 from kvcore.units import (
     format_bandwidth,
@@ -313,7 +313,7 @@ def predict(
 ) -> Outcome | None:
     """The "predict, then reveal" box of lesson `stem`, on the page's own model, GPU and values.
 
-    `params` are the topic's knobs (``kvcore.exercises.exercise_for``). When these settings
+    `params` are the topic's knobs (``course.exercises.exercise_for``). When these settings
     make no question, ``otherwise = (topic, params)`` is asked instead, and when that makes
     none either nothing is drawn. `model` may be a variant of a catalogue model (the memory
     calculator's changed heads): the question and its data describe it.

@@ -20,6 +20,7 @@ import streamlit as st
 
 import kvcore
 import ui
+from course import mistakes
 from kvcore.units import (
     GB,
     format_bandwidth,
@@ -113,7 +114,7 @@ def _mem_per_token() -> Mapping[str, str]:
 
 def _im_head_dim() -> Mapping[str, str]:
     model = _model("qwen3-32b")  # its config states head_dim 128; hidden_size / heads is 80
-    wrong = kvcore.mistakes.head_dim_from_hidden(model)
+    wrong = mistakes.head_dim_from_hidden(model)
     return {
         "model": model.name,
         "hidden": _tokens(model.hidden_size),
@@ -125,7 +126,7 @@ def _im_head_dim() -> Mapping[str, str]:
 
 def _im_kv_heads() -> Mapping[str, str]:
     model = _model("llama-3.1-8b")
-    wrong = kvcore.mistakes.ignoring_kv_heads(model)
+    wrong = mistakes.ignoring_kv_heads(model)
     ratio = kvcore.kv_bytes_per_token(wrong) / kvcore.kv_bytes_per_token(model) if wrong else 1.0
     return {
         "model": model.name,
@@ -140,7 +141,7 @@ def _im_sliding() -> Mapping[str, str]:
     model = _model("gemma-3-27b")
     context = 32_768
     right = float(kvcore.sequence_kv_bytes(model, context_tokens=context))
-    wrong = kvcore.mistakes.sliding_as_full(model)
+    wrong = mistakes.sliding_as_full(model)
     full = float(kvcore.sequence_kv_bytes(wrong, context_tokens=context)) if wrong else right
     return {
         "model": model.name,

@@ -33,3 +33,13 @@ def test_charts_never_import_streamlit(path):
 
 def test_the_import_scanner_sees_from_imports():
     assert imported_modules(ROOT / "charts" / "memory.py") >= {"kvcore", "plotly", "numpy"}
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "course").rglob("*.py")), ids=lambda path: path.name)
+def test_course_never_imports_streamlit_plotly_or_pandas(path):
+    assert not imported_modules(path) & {"streamlit", "plotly", "pandas", "charts", "ui"}
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "kvcore").glob("*.py")), ids=lambda path: path.name)
+def test_kvcore_never_imports_the_course(path):
+    assert "course" not in imported_modules(path)

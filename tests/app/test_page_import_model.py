@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 import kvcore
+from course import mistakes
 from i18n import translate
-from kvcore import hf_config, mistakes
+from kvcore import hf_config
 from kvcore.model_code import model_to_code
 from kvcore.units import format_bytes
 from ui import hub

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from course import exercises
 from i18n import LANGUAGES, catalogue, translate
-from kvcore import exercises
 from ui import practice
 
 ROOT = Path(__file__).resolve().parents[2]

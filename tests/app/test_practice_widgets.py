@@ -11,8 +11,8 @@ import string
 import pytest
 
 import kvcore
+from course import answers, exercises
 from i18n import LANGUAGES, catalogue, translate
-from kvcore import answers, exercises
 from kvcore.phases import mean_decode_context_tokens
 from kvcore.units import GiB
 from ui import practice

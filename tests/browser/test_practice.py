@@ -6,8 +6,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 import kvcore
+from course import exercises
 from i18n import LANGUAGES, catalogue, translate
-from kvcore import exercises
 
 from .conftest import IDLE
 

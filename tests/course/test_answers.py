@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvcore import answers
-from kvcore.answers import check_answer, parse_answer
+from course import answers
+from course.answers import check_answer, parse_answer
 
 #: Llama 3.1 8B's weights in BF16: 8.03e9 · 2 = 16.06 GB = 14.957 GiB (seed 004 rounds to "~16 GB").
 WEIGHTS_GB = 16.06

@@ -37,42 +37,45 @@ from typing import Any
 
 import numpy as np
 
-from . import answers
-from .answers import CHOICE, COUNT, MEMORY, RATIO, TIME, Verdict
-from .decode import decode_token_s, tensor_parallel_sizes
-from .dtypes import bytes_per_value, dtype_name
-from .hardware import GpuSpec
-from .kv import (
+from course import answers
+from course.answers import CHOICE, COUNT, MEMORY, RATIO, TIME, Verdict
+from kvcore import (
+    GiB,
+    GpuSpec,
+    KiB,
+    ModelSpec,
+    SizingSteps,
+    attention_pairs,
+    bound_by,
+    bytes_per_value,
+    cache_reduction_factor,
+    compute_time_s,
+    decode_bytes_per_step,
+    decode_flops_per_step,
+    decode_intensity_flop_per_byte,
+    decode_token_s,
+    dtype_name,
+    kv_budget_bytes,
     kv_bytes_per_token,
     kv_cache_bytes,
     kv_cache_bytes_by_kind,
     kv_heads_per_gpu,
     layer_values_per_token,
-    mha_equivalent_bytes_per_token,
-    sequence_kv_bytes,
-)
-from .memory import kv_budget_bytes, max_users, model_weights_bytes, weights_bytes
-from .model import ModelSpec
-from .phases import (
-    compute_time_s,
-    decode_intensity_flop_per_byte,
     matmul_peak_flop_per_s,
+    max_users,
     memory_time_s,
-    prefill_intensity_flop_per_byte,
-    ttft_s,
-)
-from .sizing import SizingSteps, sizing_steps
-from .speed import (
-    attention_pairs,
-    bound_by,
-    decode_bytes_per_step,
-    decode_flops_per_step,
+    mha_equivalent_bytes_per_token,
+    model_weights_bytes,
     prefill_bytes,
     prefill_flops,
+    prefill_intensity_flop_per_byte,
     ridge_point,
+    sequence_kv_bytes,
+    sizing_steps,
+    tensor_parallel_sizes,
+    ttft_s,
+    weights_bytes,
 )
-from .units import GiB, KiB
-from .variants import cache_reduction_factor
 
 TOPICS: tuple[str, ...] = (
     "bytes_per_token",
@@ -1057,8 +1060,7 @@ def score_matrix_exercise(
     >>> exercise.answer_value, exercise.answer_unit  # 8192² · 2 · 32 bytes
     (4.0, 'GiB')
     """
-    from .attention import attention_scores_bytes, prefill_attention_memory  # only this topic needs them
-    from .units import MiB
+    from kvcore import MiB, attention_scores_bytes, prefill_attention_memory  # only this topic needs them
 
     b = bytes_per_value(dtype)
     head_count = model.num_attention_heads if heads is None else _whole("heads", heads)

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kvcore
-from kvcore import exercises
-from kvcore.exercises import GPU_TOPICS, PHASE_CHOICES, TOPICS, exercise_for, generate_exercise_set, topic_applies
+from course import exercises
+from course.exercises import GPU_TOPICS, PHASE_CHOICES, TOPICS, exercise_for, generate_exercise_set, topic_applies
 from kvcore.units import GiB, KiB
 
 MODELS = kvcore.load_models()

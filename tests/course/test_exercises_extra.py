@@ -9,8 +9,8 @@ import operator
 import pytest
 
 import kvcore
+from course.exercises import LESSON_TOPICS, TOPICS, exercise_for, score_matrix_exercise
 from kvcore.attention import prefill_attention_memory
-from kvcore.exercises import LESSON_TOPICS, TOPICS, exercise_for, score_matrix_exercise
 from kvcore.units import GiB, MiB
 
 MODELS = kvcore.load_models()

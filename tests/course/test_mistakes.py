@@ -3,7 +3,7 @@
 import pytest
 
 import kvcore as kv
-from kvcore import mistakes
+from course import mistakes
 
 MODELS = kv.load_models()
 

@@ -20,7 +20,7 @@ DeepSeek-V2, arXiv:2405.04434 §2.1; sliding windows: Mistral 7B, arXiv:2310.068
 
 from __future__ import annotations
 
-from .model import ModelSpec, with_changes
+from kvcore import ModelSpec, with_changes
 
 MISTAKES: tuple[str, ...] = ("ignoring_kv_heads", "head_dim_from_hidden", "mla_with_factor_two", "sliding_as_full")
 
