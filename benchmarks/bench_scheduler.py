@@ -7,7 +7,6 @@ Measured, not asserted: timings belong here, not in the test suite.
 
 from __future__ import annotations
 
-import dataclasses
 import statistics
 import sys
 import time
@@ -15,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # a script, not a test: find kvcore beside it
+from course import scheduler_presets
 from kvcore import scheduler
 
 
@@ -31,20 +31,17 @@ def median_ms(work: Callable[[], object], *, repeats: int = 7) -> float:
 
 def main() -> None:
     rows = []
-    for name in scheduler.PRESETS:
-        workload, server = scheduler.preset(name)
+    for name in scheduler_presets.PRESETS:
+        workload, server = scheduler_presets.preset(name)
         trace = scheduler.generate_requests(workload)
         summary = scheduler.summarize(scheduler.simulate(trace, server))
         label = f"{len(trace):,} requests, preset {name!r} ({summary.preemptions} preemptions)"
         rows.append((label, median_ms(lambda trace=trace, server=server: scheduler.simulate(trace, server))))
         if name == "too-small":
-            swap = dataclasses.replace(server, preemption_mode="swap")
-            rows.append((f"{len(trace):,} requests, preset {name!r}, swap preemption",
-                         median_ms(lambda trace=trace, swap=swap: scheduler.simulate(trace, swap))))  # fmt: skip
             step_by_step = lambda trace=trace, server=server: scheduler.simulate(trace, server, fast_forward=False)  # noqa: E731
             rows.append((f"{len(trace):,} requests, preset {name!r}, step by step (no fast-forward)",
                          median_ms(step_by_step)))  # fmt: skip
-    workload, _ = scheduler.preset("right-sized")
+    workload, _ = scheduler_presets.preset("right-sized")
     rows.append(("Draw a 1,000-request trace", median_ms(lambda: scheduler.generate_requests(workload), repeats=30)))
     width = max(len(name) for name, _ in rows)
     for name, ms in rows:

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, moving_vline_patches, styled, vline
-from kvcore.agent import cumulative_mass, gpus_to_fit, top_mass_share
+from charts.style import COLORS, QUIET_CURRENT_LINE, current_line, moving_vline_patches, titled
+from kvcore.agent import cumulative_mass, top_mass_share
+from kvcore.capacity import gpus_needed
 
 #: Texts a caller must translate for ``token_time_figure`` (``sharded*`` name the number of GPUs).
 TIME_LABELS = (
@@ -43,10 +45,10 @@ def agent_context_axis(max_context_tokens: float, *, points: int = CURVE_POINTS)
 def token_time_patches(context_values: np.ndarray) -> dict[tuple[str | int, ...], np.ndarray]:
     """How ``token_time_figure`` changes along the context slider: only the chosen context's line moves.
 
-    The axis ends at ``max_context_tokens`` whatever the context; the line is the
-    figure's only shape, its label its only annotation.
+    The axis ends at ``max_context_tokens`` whatever the context; the line and its label
+    are named ``charts.style.CURRENT``.
     """
-    return moving_vline_patches(context_values, shape=0, annotation=0)
+    return moving_vline_patches(context_values)
 
 
 def token_time_figure(
@@ -72,7 +74,7 @@ def token_time_figure(
     marks a figure a course text quotes.
     """
     contexts = agent_context_axis(max_context_tokens)
-    knobs = {"context_tokens": contexts, "weight_bytes_per_param": weight_bytes_per_param}
+    knobs: dict[str, Any] = {"context_tokens": contexts, "weight_bytes_per_param": weight_bytes_per_param}
     one = kvcore.decode_bytes_per_step(model, kv_bytes_per_value=kv_bytes_per_value, **knobs)
     many = kvcore.decode_bytes_per_step(model, kv_bytes_per_value=kv_bytes_per_value, gpus=shards, **knobs)
 
@@ -129,19 +131,10 @@ def token_time_figure(
                 hovertemplate=hover(labels["seed"]),
             )
         )
-    vline(
-        figure,
-        float(context_tokens),
-        line={"color": COLORS["text"], "width": 1, "dash": "dot"},
-        annotation={"text": labels["current"]},
-        annotation_position="top left",
-    )
+    current_line(figure, context_tokens, label=labels["current"], position="top left", line=QUIET_CURRENT_LINE)
     figure.update_xaxes(range=[0, float(contexts[-1])])
     figure.update_yaxes(rangemode="tozero")
-    figure.update_layout(separators=separators)
-    return styled(
-        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
-    )
+    return titled(figure, labels, separators=separators)
 
 
 def gpus_needed_figure(
@@ -158,7 +151,7 @@ def gpus_needed_figure(
 ) -> go.Figure:
     """GPUs needed just to hold the weights and one conversation's cache, against context, per KV format.
 
-    Each step line is ``kvcore.agent.gpus_to_fit`` of ``model_weights_bytes`` +
+    Each step line is ``kvcore.capacity.gpus_needed`` of ``model_weights_bytes`` +
     ``kv_cache_bytes`` at that format's bytes per value (`kv_dtypes`: name → bytes).
     """
     contexts = agent_context_axis(max_context_tokens)
@@ -167,7 +160,7 @@ def gpus_needed_figure(
     most = 1.0
     for index, (dtype, bytes_per_value) in enumerate(kv_dtypes.items()):
         cache = kvcore.kv_cache_bytes(model, context_tokens=contexts, bytes_per_value=bytes_per_value)
-        need = gpus_to_fit(weights + cache, gpu_memory_bytes=gpu_memory_bytes, utilization=utilization)
+        need = gpus_needed(total_bytes=weights + cache, memory_bytes=gpu_memory_bytes, utilization=utilization)
         most = max(most, float(need.max()))
         figure.add_trace(
             go.Scatter(
@@ -182,20 +175,11 @@ def gpus_needed_figure(
                 ),
             )
         )
-    vline(
-        figure,
-        float(context_tokens),
-        line={"color": COLORS["text"], "width": 1, "dash": "dot"},
-        annotation={"text": labels["current"]},
-        annotation_position="top left",
-    )
+    current_line(figure, context_tokens, label=labels["current"], position="top left", line=QUIET_CURRENT_LINE)
     figure.update_xaxes(range=[0, float(contexts[-1])])
     # Whole GPUs: one tick per GPU while that stays readable.
     figure.update_yaxes(rangemode="tozero", dtick=1 if most <= 12 else None, tickformat=",d")
-    figure.update_layout(separators=separators)
-    return styled(
-        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
-    )
+    return titled(figure, labels, separators=separators)
 
 
 def mass_axis_indices(blocks: int, *, points: int = 300) -> np.ndarray:
@@ -272,7 +256,4 @@ def attention_mass_figure(
         )
     figure.update_xaxes(type="log", range=[np.log10(100.0 / blocks), 2])
     figure.update_yaxes(range=[0, 102])
-    figure.update_layout(separators=separators)
-    return styled(
-        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
-    )
+    return titled(figure, labels, separators=separators)

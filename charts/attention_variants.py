@@ -9,8 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, styled, vline
-from kvcore.units import format_bytes, format_bytes_decimal
+from charts.formatting import size
+from charts.style import COLORS, current_line, styled, titled
 from kvcore.variants import attention_family, mean_kv_bytes_per_token
 
 #: One colour per way of caching K and V (Okabe–Ito), and grey for the model as released.
@@ -29,15 +29,13 @@ CURVES_LABELS = ("title", "subtitle", "x_title", "y_title", "gpu_memory", "room"
 LANDSCAPE_LABELS = ("title", "subtitle", "x_title", "y_title", "current", "heads", "hybrid")
 
 
-def localized(text: str, separators: str) -> str:
-    """kvcore's English number marks ('1,234.5') swapped for `separators` ('.,' or ',.')."""
-    return text.translate(str.maketrans({".": separators[0], ",": separators[1]}))
-
-
 def per_token_text(num_bytes: float, *, unit: str, separators: str) -> str:
     """Bytes per token in binary units (KiB) or, when the page shows GB, decimal ones (kB)."""
-    text = format_bytes(num_bytes) if unit == "GiB" else format_bytes_decimal(num_bytes)
-    return localized(text, separators)
+    return size(num_bytes, separators, unit=unit)
+
+
+#: The uid of ``variant_bars_figure``'s bars (its live chart's patches name them).
+BARS = "bars"
 
 
 def variant_bars_figure(
@@ -79,6 +77,7 @@ def variant_bars_figure(
     ]  # fmt: skip
     figure = go.Figure(
         go.Bar(
+            uid=BARS,
             x=np.asarray(cache) / unit_bytes,
             y=names_shown,
             orientation="h",
@@ -140,7 +139,7 @@ def variant_bars_patches(
         ],
         axis=1,
     )
-    return {("data", 0, "x"): cache / unit_bytes, ("layout", "title", "text"): list(titles)}
+    return {("data", BARS, "x"): cache / unit_bytes, ("layout", "title", "text"): list(titles)}
 
 
 def variant_curves_figure(
@@ -193,14 +192,12 @@ def variant_curves_figure(
                 hovertemplate=f"<b>{labels[label]}</b><br>%{{y:,.2f}} {unit}<extra></extra>",
             )
         )
-    vline(figure, context_tokens, line={"color": COLORS["current"], "dash": "dot", "width": 2})
+    current_line(figure, context_tokens)
     figure.add_annotation(
         x=context_tokens, y=0.98, yref="paper", text=labels["current"], showarrow=False,
         font={"color": COLORS["current"]}, xanchor="left", yanchor="top",
     )  # fmt: skip
-    styled(figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"],
-           y_title=labels["y_title"])  # fmt: skip
-    figure.update_layout(separators=separators)
+    titled(figure, labels, separators=separators)
     figure.update_yaxes(rangemode="tozero")
     return figure
 
@@ -263,9 +260,7 @@ def models_landscape_figure(
                 hoverinfo="skip",
             )
         )
-    styled(figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"],
-           y_title=labels["y_title"])  # fmt: skip
-    figure.update_layout(separators=separators)
+    titled(figure, labels, separators=separators)
     figure.update_xaxes(type="log", dtick=1)
     figure.update_yaxes(type="log", dtick=1)
     return figure

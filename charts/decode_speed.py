@@ -8,8 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, moving_vline_patches, styled, vline
-from kvcore.decode import crossover_context_tokens
+from charts.style import COLORS, current_line, limit_line, moving_vline_patches, titled
+from kvcore.timing import crossover_context_tokens
 from kvcore.units import format_tokens
 
 #: Texts a caller must translate for ``bytes_per_step_figure`` (axis titles carry the units).
@@ -32,12 +32,12 @@ def bytes_per_step_patches(
 ) -> dict[tuple[str | int, ...], np.ndarray] | None:
     """How ``bytes_per_step_figure`` changes along the context slider: only the chosen context's line moves.
 
-    The line is the figure's first shape, its label the first annotation. When a context
-    could lie beyond the model's maximum the axis moves too, and this returns None.
+    The line and its label are named ``charts.style.CURRENT``. When a context could lie
+    beyond the model's maximum the axis moves too, and this returns None.
     """
     if float(np.max(context_values)) > float(model.max_position_embeddings or 0):
         return None
-    return moving_vline_patches(context_values, shape=0, annotation=0)
+    return moving_vline_patches(context_values)
 
 
 def bytes_per_step_figure(
@@ -94,38 +94,19 @@ def bytes_per_step_figure(
                 ),
             )
         )
-    vline(
-        figure,
-        float(context_tokens),
-        line={"color": COLORS["current"], "width": 2, "dash": "dot"},
-        annotation={"text": labels["current"], "font": {"color": COLORS["current"]}},
-        annotation_position="top left",
-    )
+    current_line(figure, context_tokens, label=labels["current"], position="top left")
     crossing = float(
         crossover_context_tokens(
             model, weights_bytes=read.weights_bytes[0], batch=batch, kv_bytes_per_value=kv_bytes_per_value, tp=tp
         )
     )
     if 0 < crossing < contexts[-1]:
-        on_the_left = crossing > contexts[-1] / 2
         count = format_tokens(crossing).replace(",", separators[1])
-        vline(
-            figure,
-            crossing,
-            line={"color": COLORS["limit"], "width": 2},
-            annotation={
-                "text": f"{labels['crossover']}<br>{count} {labels['tokens']}",
-                "font": {"color": COLORS["limit"]},
-                "align": "right" if on_the_left else "left",
-            },
-            annotation_position="bottom left" if on_the_left else "bottom right",
-        )
+        label = f"{labels['crossover']}<br>{count} {labels['tokens']}"
+        limit_line(figure, crossing, label=label, axis_end=float(contexts[-1]), name="crossover")
     figure.update_xaxes(range=[0, float(contexts[-1])])
     figure.update_yaxes(rangemode="tozero")
-    figure.update_layout(separators=separators)
-    return styled(
-        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
-    )
+    return titled(figure, labels, separators=separators)
 
 
 def tokens_per_s_figure(
@@ -181,10 +162,7 @@ def tokens_per_s_figure(
                     ),
                 )
             )
-    vline(figure, float(context_tokens), line={"color": COLORS["current"], "width": 2, "dash": "dot"})
+    current_line(figure, context_tokens)
     figure.update_xaxes(range=[0, float(contexts[-1])])
     figure.update_yaxes(type="log", dtick=1)  # one tick per power of ten
-    figure.update_layout(separators=separators)
-    return styled(
-        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
-    )
+    return titled(figure, labels, separators=separators)

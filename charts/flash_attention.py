@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, styled, vline
+from charts.formatting import localized, size
+from charts.style import COLORS, current_line, styled, titled
 from kvcore.attention import flash_attention_hbm_bytes, prefill_attention_memory, standard_attention_hbm_bytes
-from kvcore.units import format_bytes, format_bytes_decimal, format_seconds
+from kvcore.units import format_seconds
 
 #: Texts the caller translates (axis titles carry the units).
 MEMORY_LABELS = (
@@ -49,13 +51,19 @@ def sequence_axis(max_tokens: float, *, points: int = CURVE_POINTS) -> np.ndarra
 
 def size_texts(num_bytes: np.ndarray, *, unit: str, separators: str) -> list[str]:
     """Each size in binary units (KiB … TiB) or, when the page shows GB, decimal ones, with the language's marks."""
-    marks = str.maketrans({".": separators[0], ",": separators[1]})
-    formatter = format_bytes if unit == "GiB" else format_bytes_decimal
-    return [formatter(value).translate(marks) for value in np.atleast_1d(num_bytes)]
+    return [size(value, separators, unit=unit) for value in np.atleast_1d(num_bytes)]
 
 
 def _line(
-    x: np.ndarray, num_bytes: np.ndarray, *, name: str, color: str, unit_bytes: float, unit: str, separators: str, **kw
+    x: np.ndarray,
+    num_bytes: np.ndarray,
+    *,
+    name: str,
+    color: str,
+    unit_bytes: float,
+    unit: str,
+    separators: str,
+    **kw: Any,
 ) -> go.Scatter:
     return go.Scatter(
         x=x,
@@ -90,10 +98,10 @@ def score_memory_figure(
     SRAM (when known) are horizontal lines; a dotted line marks the chosen n.
     """
     n = sequence_axis(max_tokens)
-    knobs = {"tokens": n, "heads": heads, "batch": batch, "bytes_per_value": bytes_per_value}
+    knobs: dict[str, Any] = {"tokens": n, "heads": heads, "batch": batch, "bytes_per_value": bytes_per_value}
     standard = prefill_attention_memory(model, flash=False, **knobs)
     flash = prefill_attention_memory(model, flash=True, **knobs)
-    sizes = {"unit_bytes": unit_bytes, "unit": unit, "separators": separators}
+    sizes: dict[str, Any] = {"unit_bytes": unit_bytes, "unit": unit, "separators": separators}
     figure = go.Figure()
     figure.add_trace(_line(n, standard.temporary_bytes, name=labels["scores"], color=STANDARD_COLOR, **sizes))
     figure.add_trace(_line(n, flash.kv_cache_bytes, name=labels["kv_cache"], color=KV_COLOR, **sizes))
@@ -105,19 +113,10 @@ def score_memory_figure(
         figure.add_trace(
             _line(n, np.full_like(n, num_bytes), name=labels[name], color=color, dash="dash", **sizes),
         )
-    vline(
-        figure,
-        float(tokens),
-        line={"color": COLORS["current"], "width": 2, "dash": "dot"},
-        annotation={"text": labels["current"], "font": {"color": COLORS["current"]}},
-        annotation_position="top left",
-    )
+    current_line(figure, tokens, label=labels["current"], position="top left")
     figure.update_xaxes(type="log")
     figure.update_yaxes(type="log", exponentformat="power")
-    figure.update_layout(separators=separators)
-    styled(
-        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
-    )
+    titled(figure, labels, separators=separators)
     figure.update_layout(legend=LEGEND_BELOW_LOG_AXES)
     return figure
 
@@ -142,7 +141,6 @@ def hbm_traffic_figure(
     head) times heads · batch; the hover adds the time to move them at the GPU's bandwidth.
     """
     n = sequence_axis(max_tokens)
-    marks = str.maketrans({".": separators[0], ",": separators[1]})
     curves = {
         "standard": (
             standard_attention_hbm_bytes(n, head_dim=head_dim, bytes_per_value=bytes_per_value),
@@ -159,7 +157,7 @@ def hbm_traffic_figure(
             go.Scatter(
                 x=n,
                 y=num_bytes / unit_bytes,
-                customdata=np.column_stack([texts, [format_seconds(s).translate(marks) for s in seconds]]),
+                customdata=np.column_stack([texts, [localized(format_seconds(s), separators) for s in seconds]]),
                 name=labels[name],
                 mode="lines",
                 line={"color": color, "width": 3},
@@ -169,13 +167,10 @@ def hbm_traffic_figure(
                 ),
             )
         )
-    vline(figure, float(tokens), line={"color": COLORS["current"], "width": 2, "dash": "dot"})
+    current_line(figure, tokens)
     figure.update_xaxes(type="log")
     figure.update_yaxes(type="log", exponentformat="power")
-    figure.update_layout(separators=separators)
-    styled(
-        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
-    )
+    titled(figure, labels, separators=separators)
     figure.update_layout(legend=LEGEND_BELOW_LOG_AXES)
     return figure
 

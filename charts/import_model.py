@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, styled, vline
+from charts.style import COLORS, QUIET_CURRENT_LINE, current_line, titled
 
 #: Keys a caller must translate: title, axis titles (with units), the right reading's name, the marker.
 READINGS_LABELS = ("title", "subtitle", "x_title", "y_title", "right", "current", "tokens")
@@ -68,14 +68,6 @@ def readings_figure(
             )
         )
     figure = go.Figure(traces)
-    vline(
-        figure,
-        float(context_tokens),
-        line={"color": COLORS["text"], "width": 1, "dash": "dot"},
-        annotation={"text": labels["current"]},
-        annotation_position="top right",
-    )
-    figure.update_layout(separators=separators, xaxis={"range": [0, longest]}, yaxis={"rangemode": "tozero"})
-    return styled(
-        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
-    )
+    current_line(figure, context_tokens, label=labels["current"], position="top right", line=QUIET_CURRENT_LINE)
+    figure.update_layout(xaxis={"range": [0, longest]}, yaxis={"rangemode": "tozero"})
+    return titled(figure, labels, separators=separators)

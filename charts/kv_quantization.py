@@ -8,6 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
+from charts.formatting import number
 from charts.style import COLORS, hline, styled
 from kvcore.quantization import relative_rms_error, round_trip, stored_bytes_per_value
 
@@ -20,12 +21,6 @@ ERROR_LABELS = ("title", "subtitle", "y_title", "keys", "values", "formats")
 
 NOMINAL_COLOR = "#F5D08A"  # a lighter shade of the cache's orange: the bare bits, scales left out
 VALUES_COLOR = "#56B4E9"
-
-
-def localized(value: float, separators: str, decimals: int = 2) -> str:
-    """A number with `separators` (decimal mark, thousands): '12,345.67' or '12.345,67'."""
-    text = f"{value:,.{decimals}f}"
-    return text.translate(str.maketrans({".": separators[0], ",": separators[1]}))
 
 
 def format_names(formats: Sequence[str], names: Mapping[str, str]) -> list[str]:
@@ -77,7 +72,7 @@ def cache_by_format_figure(
                 y=values,
                 name=name,
                 marker={"color": color},
-                text=[localized(value, separators) for value in values],
+                text=[number(value, separators) for value in values],
                 textposition="outside",
                 cliponaxis=False,
                 hovertemplate=hover,
@@ -91,7 +86,7 @@ def cache_by_format_figure(
             room,
             line={"color": COLORS["limit"], "width": 3, "dash": "dash"},
             annotation={
-                "text": f"{labels['room']}: {localized(room, separators)} {unit}",
+                "text": f"{labels['room']}: {number(room, separators)} {unit}",
                 "font": {"color": COLORS["limit"]},
             },
             annotation_position="top right",
@@ -125,7 +120,7 @@ def users_that_fit(
             for fmt in formats
         ]
     )
-    return kvcore.max_users(kv_budget_bytes=kv_room_bytes, sequence_bytes=sequences)
+    return kvcore.max_users(kv_pool_bytes=kv_room_bytes, sequence_bytes=sequences)
 
 
 def capacity_figure(
@@ -144,8 +139,8 @@ def capacity_figure(
         model, context_tokens=context_tokens, kv_room_bytes=kv_room_bytes, formats=formats, group_size=group_size
     )
     baseline = float(fit[0])
-    gains = [f"×{localized(value / baseline, separators, 1)}" if baseline > 0 else "" for value in fit]
-    text = [f"{localized(value, separators, 0)} {gain}".strip() for value, gain in zip(fit, gains, strict=True)]
+    gains = [f"×{number(value / baseline, separators, decimals=1)}" if baseline > 0 else "" for value in fit]
+    text = [f"{number(value, separators, decimals=0)} {gain}".strip() for value, gain in zip(fit, gains, strict=True)]
     figure = go.Figure(
         go.Bar(
             x=format_names(formats, names or {}),
@@ -198,7 +193,7 @@ def quantization_error_figure(
                 y=errors,
                 name=name,
                 marker={"color": color},
-                text=[f"{localized(error, separators, 2)} %" for error in errors],
+                text=[f"{number(error, separators, decimals=2)} %" for error in errors],
                 textposition="outside",
                 cliponaxis=False,
                 hovertemplate="<b>%{x}</b> · %{fullData.name}<br>%{y:.3f} %<extra></extra>",

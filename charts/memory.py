@@ -8,14 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, moving_vline_patches, styled, vline
-from kvcore.units import format_tokens
-
-
-def localized_count(value: float, separators: str) -> str:
-    """A whole count with the thousands separator of `separators` ('74,079' or '74.079')."""
-    return format_tokens(value).replace(",", separators[1])
-
+from charts.formatting import count
+from charts.style import COLORS, current_line, limit_line, moving_vline_patches, titled
 
 #: Keys a caller must translate: the title, axis titles (with units) and trace names.
 MEMORY_LABELS = (
@@ -43,16 +37,13 @@ def context_axis(model: kvcore.ModelSpec, *, context_tokens: float, points: int 
     return np.linspace(0.0, max(float(model.max_position_embeddings), float(context_tokens)), points)
 
 
-#: The chosen context's dotted line is the figure's first shape, its label the first annotation.
-CURRENT_SHAPE, CURRENT_ANNOTATION = 0, 0
-
-
 def memory_vs_context_patches(
     model: kvcore.ModelSpec, context_values: np.ndarray
 ) -> dict[tuple[str | int, ...], np.ndarray] | None:
     """How ``memory_vs_context_figure`` changes along the context slider: only the chosen context's line moves.
 
-    For each of `context_values` (tokens), the x of the dotted line and of its label.
+    For each of `context_values` (tokens), the x of the dotted line and of its label
+    (the shape and annotation named ``charts.style.CURRENT``).
     The curves, the GPU's line and the point where memory runs out do not depend on
     the chosen context while the axis ends at the model's maximum; when a context
     could lie beyond it (a model that does not say its maximum), the axis moves too
@@ -60,7 +51,7 @@ def memory_vs_context_patches(
     """
     if float(np.max(context_values)) > float(model.max_position_embeddings or 0):
         return None
-    return moving_vline_patches(context_values, shape=CURRENT_SHAPE, annotation=CURRENT_ANNOTATION)
+    return moving_vline_patches(context_values)
 
 
 def memory_vs_context_figure(
@@ -125,40 +116,18 @@ def memory_vs_context_figure(
             hovertemplate=hover(labels["gpu_memory"]),
         )
     )
-    vline(
-        figure,
-        float(context_tokens),
-        line={"color": COLORS["current"], "width": 2, "dash": "dot"},
-        annotation={"text": labels["current"], "font": {"color": COLORS["current"]}},
-        annotation_position="top right",
-    )
+    current_line(figure, context_tokens, label=labels["current"], position="top right")
     budget = kvcore.kv_budget_bytes(
         memory_bytes=gpu.memory_bytes, utilization=1.0, weights_bytes=weights_bytes, overhead_bytes=overhead_bytes
     )
-    limit = kvcore.max_context_tokens(
-        model, kv_budget_bytes=budget, concurrency=concurrency, bytes_per_value=kv_bytes_per_value
+    limit = float(
+        kvcore.max_context_tokens(
+            model, kv_pool_bytes=budget, concurrency=concurrency, bytes_per_value=kv_bytes_per_value
+        )
     )
     if 0 < limit < contexts[-1]:  # 0: weights and overhead alone overflow, the error text says so
-        # Write the label on the side with more room, so it stays inside a phone-sized plot.
-        on_the_left = limit > contexts[-1] / 2
-        vline(
-            figure,
-            limit,
-            line={"color": COLORS["limit"], "width": 2},
-            annotation={
-                "text": f"{labels['runs_out']}<br>{localized_count(limit, separators)} {labels['tokens']}",
-                "font": {"color": COLORS["limit"]},
-                "align": "right" if on_the_left else "left",
-            },
-            annotation_position="bottom left" if on_the_left else "bottom right",
-        )
+        label = f"{labels['runs_out']}<br>{count(limit, separators)} {labels['tokens']}"
+        limit_line(figure, limit, label=label, axis_end=float(contexts[-1]))
     figure.update_xaxes(range=[0, float(contexts[-1])])
     figure.update_yaxes(rangemode="tozero")
-    figure.update_layout(separators=separators)
-    return styled(
-        figure,
-        title=labels["title"],
-        subtitle=labels["subtitle"],
-        x_title=labels["x_title"],
-        y_title=labels["y_title"],
-    )
+    return titled(figure, labels, separators=separators)

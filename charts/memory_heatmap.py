@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, styled
+from charts.style import COLORS, titled
 from kvcore.memory import total_memory_bytes
 
 #: Keys a caller must translate: titles, axis titles (with units), the colour bar's title and hover words.
@@ -143,11 +143,5 @@ def memory_heatmap_figure(
     figure.update_yaxes(
         type="log", tickvals=users_ticks(max_users), ticktext=[f"{n:g}" for n in users_ticks(max_users)]
     )
-    figure.update_layout(separators=separators, showlegend=False)
-    return styled(
-        figure,
-        title=labels["title"],
-        subtitle=labels["subtitle"],
-        x_title=labels["x_title"],
-        y_title=labels["y_title"],
-    )
+    figure.update_layout(showlegend=False)
+    return titled(figure, labels, separators=separators)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from charts.style import COLORS, hline, styled
+from charts.style import COLORS, hline, titled
 
 #: Texts a caller must translate (the axis titles carry the units).
 LABELS = ("title", "subtitle", "x_title", "y_title", "right", "wrong", "open", "hidden", "target", "exercise")
@@ -89,12 +89,9 @@ def answers_figure(points: Sequence[AnswerPoint], *, labels: Mapping[str, str], 
         showarrow=False,
         font={"color": COLORS["current"]},
     )
-    styled(
-        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
-    )
+    titled(figure, labels, separators=separators)
     count = max((point.number for point in points), default=1)
     figure.update_layout(
-        separators=separators,
         xaxis={"range": [0.4, count + 0.6], "dtick": 1, "tick0": 1},
         yaxis={"type": "log", "tickvals": TICKS, "tickformat": "~g", "ticksuffix": "×"},
         legend={"y": -0.25},

@@ -18,7 +18,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from charts.style import COLORS, hline, styled
+from charts.style import COLORS, hline, styled, titled
 from kvcore.scheduler import SimulationResult
 
 #: Most points drawn per line (see the module docstring).
@@ -104,15 +104,8 @@ def occupancy_figure(result: SimulationResult, *, labels: Mapping[str, str], sep
                 ),
             )
         )
-    styled(
-        figure,
-        title=labels["title"],
-        subtitle=labels["subtitle"],
-        x_title=labels["x_title"],
-        y_title=labels["y_title"],
-    )
+    titled(figure, labels, separators=separators)
     figure.update_yaxes(range=[0, 108], ticksuffix=" %")
-    figure.update_layout(separators=separators)
     return figure
 
 
@@ -135,15 +128,8 @@ def queue_figure(result: SimulationResult, *, labels: Mapping[str, str], separat
                 hovertemplate=f"{labels['time']}: %{{x:,.2f}} s<br>{labels[name]}: %{{y:,}}<extra></extra>",
             )
         )
-    styled(
-        figure,
-        title=labels["title"],
-        subtitle=labels["subtitle"],
-        x_title=labels["x_title"],
-        y_title=labels["y_title"],
-    )
+    titled(figure, labels, separators=separators)
     figure.update_yaxes(rangemode="tozero")
-    figure.update_layout(separators=separators)
     return figure
 
 

@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from charts.style import COLORS, styled, vline
-from kvcore import phases
+from charts.style import COLORS, titled, vline
+from kvcore import timing
 from kvcore.model import ModelSpec
-from kvcore.speed import attainable_flop_per_s, ridge_point
+from kvcore.timing import attainable_flop_per_s, ridge_point
 from kvcore.units import TFLOP
 
 #: Colours of the two phases, used on every chart of the lesson.
@@ -46,10 +46,6 @@ def intensity_axis(*intensities: float, ridge: float, points: int = ROOF_POINTS)
     return np.geomspace(low, high, points)
 
 
-#: Where the phases sit among the roofline figure's traces (roof, real roof, knee, prefill, decode).
-PHASE_TRACES = {"prefill": 3, "decode": 4}
-
-
 def _roofline_hover(name: str, extra: str = "") -> str:
     return f"<b>{name}</b><br>%{{x:,.3~f}} FLOP/byte<br>%{{y:,.3~f}} TFLOP/s{extra}<extra></extra>"
 
@@ -68,21 +64,21 @@ def roofline_patches(
     """How ``roofline_figure`` changes along the prompt slider: both phases move along the real roof.
 
     `prefill_intensities` and `decode_intensities` (FLOP/byte) hold kvcore's intensities
-    at each of the slider's values; each phase's point, its height
-    (``phases.achieved_flop_per_s``) and its hover text ('compute' or 'memory' bound,
+    at each of the slider's values; each phase's point (the trace whose uid is 'prefill'
+    or 'decode'), its height
+    (``timing.achieved_flop_per_s``) and its hover text ('compute' or 'memory' bound,
     from `bound_words`, against the effective ridge) follow. The roofs and the axis stay
     when the figure was drawn with ``axis_intensities`` spanning all these intensities.
     """
     rates = {"peak_flop_per_s": peak_flop_per_s, "bandwidth_bytes_per_s": bandwidth_bytes_per_s}
-    knee = phases.effective_ridge_point(**rates, mfu=mfu, mbu=mbu)
+    knee = timing.effective_ridge_point(**rates, mfu=mfu, mbu=mbu)
     patches: dict[tuple[str | int, ...], Any] = {}
     for phase, intensity in (("prefill", prefill_intensities), ("decode", decode_intensities)):
-        trace = PHASE_TRACES[phase]
-        height = phases.achieved_flop_per_s(intensity, **rates, mfu=mfu, mbu=mbu) / TFLOP
+        height = timing.achieved_flop_per_s(intensity, **rates, mfu=mfu, mbu=mbu) / TFLOP
         bound = np.where(intensity >= knee, bound_words["compute"], bound_words["memory"])
-        patches[("data", trace, "x")] = np.asarray(intensity, dtype=float)[:, np.newaxis]
-        patches[("data", trace, "y")] = height[:, np.newaxis]
-        patches[("data", trace, "hovertemplate")] = [_roofline_hover(labels[phase], f"<br>{word}") for word in bound]
+        patches[("data", phase, "x")] = np.asarray(intensity, dtype=float)[:, np.newaxis]
+        patches[("data", phase, "y")] = height[:, np.newaxis]
+        patches[("data", phase, "hovertemplate")] = [_roofline_hover(labels[phase], f"<br>{word}") for word in bound]
     return patches
 
 
@@ -100,22 +96,22 @@ def roofline_figure(
 ) -> go.Figure:
     """Attainable TFLOP/s against FLOP/byte (log–log) with both phases placed on it.
 
-    The solid roof is the datasheet's, ``kvcore.speed.attainable_flop_per_s``: the
+    The solid roof is the datasheet's, ``kvcore.timing.attainable_flop_per_s``: the
     bandwidth slope, then the compute roof, meeting at the ridge point (dotted
     line, ``kvcore.ridge_point``). The dashed roof applies MFU and MBU
-    (``phases.achieved_flop_per_s``); the two phases sit on it at the intensities
+    (``timing.achieved_flop_per_s``); the two phases sit on it at the intensities
     kvcore computes. Everything on the y axis is in TFLOP/s (1e12 FLOP/s). The axis
     also spans `axis_intensities` (the phases at a slider's ends: then it stays put as
     the slider moves).
     """
     ridge = ridge_point(peak_flop_per_s=peak_flop_per_s, bandwidth_bytes_per_s=bandwidth_bytes_per_s)
-    knee = phases.effective_ridge_point(
+    knee = timing.effective_ridge_point(
         peak_flop_per_s=peak_flop_per_s, bandwidth_bytes_per_s=bandwidth_bytes_per_s, mfu=mfu, mbu=mbu
     )
     rates = {"peak_flop_per_s": peak_flop_per_s, "bandwidth_bytes_per_s": bandwidth_bytes_per_s}
     x = intensity_axis(prefill_intensity, decode_intensity, *axis_intensities, ridge=ridge)
     roof = attainable_flop_per_s(x, **rates) / TFLOP
-    real_roof = phases.achieved_flop_per_s(x, **rates, mfu=mfu, mbu=mbu) / TFLOP
+    real_roof = timing.achieved_flop_per_s(x, **rates, mfu=mfu, mbu=mbu) / TFLOP
 
     figure = go.Figure()
     figure.add_trace(
@@ -141,7 +137,7 @@ def roofline_figure(
     figure.add_trace(
         go.Scatter(
             x=[knee],
-            y=np.atleast_1d(phases.achieved_flop_per_s(knee, **rates, mfu=mfu, mbu=mbu) / TFLOP),
+            y=np.atleast_1d(timing.achieved_flop_per_s(knee, **rates, mfu=mfu, mbu=mbu) / TFLOP),
             name=labels["knee"],
             mode="markers",
             marker={"color": COLORS["text"], "size": 9, "symbol": "diamond-open"},
@@ -156,8 +152,9 @@ def roofline_figure(
     ):
         figure.add_trace(
             go.Scatter(
+                uid=phase,  # the live chart's patches name the phase's point by it
                 x=[intensity],
-                y=np.atleast_1d(phases.achieved_flop_per_s(intensity, **rates, mfu=mfu, mbu=mbu) / TFLOP),
+                y=np.atleast_1d(timing.achieved_flop_per_s(intensity, **rates, mfu=mfu, mbu=mbu) / TFLOP),
                 name=labels[phase],
                 mode="markers+text",
                 text=[labels[phase]],
@@ -182,10 +179,7 @@ def roofline_figure(
     )
     figure.update_xaxes(type="log", range=[np.log10(x[0]), np.log10(x[-1])], dtick=1)
     figure.update_yaxes(type="log", range=[np.log10(roof[0]), np.log10(roof[-1] * 3)], dtick=1)
-    figure.update_layout(separators=separators)
-    return styled(
-        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
-    )
+    return titled(figure, labels, separators=separators)
 
 
 def timeline_figure(
@@ -232,10 +226,7 @@ def timeline_figure(
     )
     figure.update_xaxes(range=[0.0, float(arrivals[-1]) * 1.02], rangemode="tozero")
     figure.update_yaxes(range=[0.0, float(received[-1]) * 1.05])
-    figure.update_layout(separators=separators)
-    return styled(
-        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
-    )
+    return titled(figure, labels, separators=separators)
 
 
 def batch_axis(current_batch: int, *, largest: int = 512) -> np.ndarray:
@@ -256,14 +247,14 @@ def batch_intensity_figure(
 ) -> go.Figure:
     """Decode's FLOP/byte against the batch (log–log), with the ridge point as a ceiling.
 
-    Every point is ``phases.decode_intensity_flop_per_byte`` at `context_tokens`:
+    Every point is ``timing.decode_intensity_flop_per_byte`` at `context_tokens`:
     batching shares one read of the weights among the sequences, but each brings
     its own KV cache, so the curve bends and flattens below the ridge for long contexts.
     """
     batches = batch_axis(batch)
     sizes = {"weight_bytes_per_param": weight_bytes_per_param, "kv_bytes_per_value": kv_bytes_per_value}
-    curve = phases.decode_intensity_flop_per_byte(model, context_tokens=context_tokens, batch=batches, **sizes)
-    here = phases.decode_intensity_flop_per_byte(model, context_tokens=context_tokens, batch=batch, **sizes)
+    curve = timing.decode_intensity_flop_per_byte(model, context_tokens=context_tokens, batch=batches, **sizes)
+    here = timing.decode_intensity_flop_per_byte(model, context_tokens=context_tokens, batch=batch, **sizes)
 
     def hover(name: str) -> str:
         return f"<b>{name}</b><br>{labels['batch']} %{{x:,.0f}}<br>%{{y:,.3~f}} FLOP/byte<extra></extra>"
@@ -302,7 +293,4 @@ def batch_intensity_figure(
     top = max(ridge, float(np.max(curve))) * 3
     figure.update_xaxes(type="log", dtick=1)
     figure.update_yaxes(type="log", dtick=1, range=[np.log10(float(np.min(curve)) / 2), np.log10(top)])
-    figure.update_layout(separators=separators)
-    return styled(
-        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
-    )
+    return titled(figure, labels, separators=separators)

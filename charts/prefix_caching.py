@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 import plotly.graph_objects as go
 
-from charts.style import COLORS, styled, vline
+from charts.style import COLORS, titled, vline
 from kvcore.paging import prefix_memory, prompt_cache_cost
 
 #: Keys a caller must translate for the memory chart (the y title must name the unit).
@@ -43,20 +43,9 @@ def prefix_memory_figure(
     Only full blocks are shared, so the saving grows in steps of one block.
     """
     prefix = prefix_axis(prefix_tokens, block_size)
-    memory = prefix_memory(
-        prefix_tokens=prefix,
-        suffix_tokens=suffix_tokens,
-        requests=requests,
-        block_size=block_size,
-        bytes_per_token=bytes_per_token,
-    )
-    current = prefix_memory(
-        prefix_tokens=prefix_tokens,
-        suffix_tokens=suffix_tokens,
-        requests=requests,
-        block_size=block_size,
-        bytes_per_token=bytes_per_token,
-    )
+    sizes = {"suffix_tokens": suffix_tokens, "requests": requests, "block_size": block_size}
+    memory = prefix_memory(prefix_tokens=prefix, **sizes, bytes_per_token=bytes_per_token)
+    current = prefix_memory(prefix_tokens=prefix_tokens, **sizes, bytes_per_token=bytes_per_token)
     hover = f"{labels['tokens']}: %{{x:,.0f}}<br>%{{y:,.3f}} {unit}<extra>%{{fullData.name}}</extra>"
     figure = go.Figure(
         [
@@ -84,10 +73,7 @@ def prefix_memory_figure(
             ),
         ]
     )
-    figure.update_layout(separators=separators)
-    return styled(
-        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
-    )
+    return titled(figure, labels, separators=separators)
 
 
 def interval_axis(interval_s: float, ttl_s: float) -> np.ndarray:
@@ -157,7 +143,4 @@ def cost_figure(
         annotation_position="top",
     )
     figure.update_yaxes(rangemode="tozero")
-    figure.update_layout(separators=separators)
-    return styled(
-        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
-    )
+    return titled(figure, labels, separators=separators)

@@ -8,8 +8,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, styled, vline
-from kvcore.sizing import SizingSteps, fitting_context_tokens, pool_capacity_tokens, tokens_per_user
+from charts.formatting import number
+from charts.style import COLORS, titled, vline
+from charts.waterfall import waterfall_figure
+from kvcore.capacity import SizingSteps, context_per_user, max_context_tokens, tokens_that_fit
 
 #: Keys a caller must translate for the waterfall (the y title must name the unit).
 WATERFALL_LABELS = ("title", "subtitle", "y_title", "vram", "held_back", "weights", "overhead", "pool")
@@ -29,21 +31,6 @@ USERS_LABELS = (
     "tokens",
 )
 
-#: The VRAM bar in sky blue, what comes off in grey, the KV pool in the cache's orange.
-VRAM_COLOR = "#56B4E9"
-TAKEN_COLOR = "#8C8C8C"
-
-
-def localized(value: float, separators: str, decimals: int = 2) -> str:
-    """A number with `separators` (decimal mark, thousands): '12,345.67' or '12.345,67'."""
-    text = f"{value:,.{decimals}f}"
-    return text.translate(str.maketrans({".": separators[0], ",": separators[1]}))
-
-
-def waterfall_values(steps: SizingSteps) -> list[float]:
-    """The bars, in bytes: + VRAM, − held back by u, − weights, − overhead (the pool is their sum)."""
-    return [steps.memory_bytes, -steps.held_back_bytes, -steps.weights_bytes, -steps.overhead_bytes]
-
 
 def sizing_waterfall_figure(
     *,
@@ -55,35 +42,23 @@ def sizing_waterfall_figure(
 ) -> go.Figure:
     """Seed 000's budget on one GPU: VRAM, minus what u holds back, the weights and the overhead, leaves the KV pool.
 
-    Every bar is a field of kvcore's ``SizingSteps`` divided by `unit_bytes` (GiB by
-    default); the last bar is Plotly's running total, which equals ``kv_pool_bytes``
-    because the parts of SizingSteps add up to the card. A negative pool shows below
-    zero: the weights do not fit.
+    ``charts.waterfall.waterfall_figure`` of the fields of kvcore's ``SizingSteps``
+    (they add up to the card, so the last bar is ``kv_pool_bytes``), in `unit`.
     """
-    values = [value / unit_bytes for value in waterfall_values(steps)]
-    pool = steps.kv_pool_bytes / unit_bytes
-    names = [labels["vram"], labels["held_back"], labels["weights"], labels["overhead"], labels["pool"]]
-    shown = [*values, pool]
-    figure = go.Figure(
-        go.Waterfall(
-            x=names,
-            y=[*values, 0.0],
-            measure=["relative", "relative", "relative", "relative", "total"],
-            text=[f"{localized(value, separators)} {unit}" for value in shown],
-            textposition="outside",
-            customdata=shown,
-            hovertemplate=f"<b>%{{x}}</b><br>%{{customdata:,.2f}} {unit}<extra></extra>",
-            increasing={"marker": {"color": VRAM_COLOR}},
-            decreasing={"marker": {"color": TAKEN_COLOR}},
-            totals={"marker": {"color": COLORS["kv_cache"]}},
-            connector={"line": {"color": "#999999", "dash": "dot"}},
-            cliponaxis=False,
-        )
+    terms = [
+        (labels["held_back"], steps.held_back_bytes),
+        (labels["weights"], steps.weights_bytes),
+        (labels["overhead"], steps.overhead_bytes),
+    ]
+    return waterfall_figure(
+        start=(labels["vram"], steps.memory_bytes),
+        terms=terms,
+        result=(labels["pool"], steps.kv_pool_bytes),
+        labels=labels,
+        separators=separators,
+        unit_bytes=unit_bytes,
+        unit=unit,
     )
-    top = steps.memory_bytes / unit_bytes
-    figure.update_yaxes(range=[min(0.0, pool) * 1.25, top * 1.15])
-    figure.update_layout(separators=separators, showlegend=False)
-    return styled(figure, title=labels["title"], subtitle=labels["subtitle"], x_title="", y_title=labels["y_title"])
 
 
 def users_axis(*, concurrency: int, users_that_fit: float, max_users: int = 512) -> np.ndarray:
@@ -104,8 +79,8 @@ def context_per_user_figure(
 ) -> go.Figure:
     """Context per user against users: the seed's hyperbola, the real fit, and the expected context as a line.
 
-    Seed rule: ``tokens_per_user(pool_tokens, users)``; real fit:
-    ``fitting_context_tokens`` (sliding windows and linear states included), capped at
+    Seed rule: ``context_per_user(pool_tokens, users)``; real fit:
+    ``max_context_tokens`` (sliding windows and linear states included), capped at
     the model's max_position_embeddings (no user gets more than the model accepts).
     The vertical line marks how many users of the expected context fit whole
     (``kvcore.max_users``); past it, the curves fall below the expected context and
@@ -115,13 +90,13 @@ def context_per_user_figure(
     sequence = kvcore.sequence_kv_bytes(
         model, context_tokens=expected_context_tokens, bytes_per_value=bytes_per_value, tp=tp
     )
-    fit = float(kvcore.max_users(kv_budget_bytes=steps.kv_pool_bytes, sequence_bytes=sequence))
+    fit = float(kvcore.max_users(kv_pool_bytes=steps.kv_pool_bytes, sequence_bytes=sequence))
     users = users_axis(concurrency=steps.concurrency, users_that_fit=fit)
-    seed_rule = tokens_per_user(
-        pool_tokens=pool_capacity_tokens(kv_pool_bytes=steps.kv_pool_bytes, bytes_per_token=steps.bytes_per_token),
+    seed_rule = context_per_user(
+        pool_tokens=tokens_that_fit(kv_pool_bytes=steps.kv_pool_bytes, bytes_per_token=steps.bytes_per_token),
         concurrency=users,
     )
-    fitting = fitting_context_tokens(
+    fitting = max_context_tokens(
         model,
         kv_pool_bytes=steps.kv_pool_bytes,
         concurrency=users,
@@ -181,7 +156,7 @@ def context_per_user_figure(
             fit,
             line={"color": COLORS["limit"], "width": 1, "dash": "dot"},
             annotation={
-                "text": f"{labels['users_fit']}: {localized(fit, separators, 0)}",
+                "text": f"{labels['users_fit']}: {number(fit, separators, decimals=0)}",
                 "font": {"color": COLORS["limit"]},
             },
             annotation_position="top right" if fit < users[-1] / 2 else "top left",
@@ -191,7 +166,4 @@ def context_per_user_figure(
     # context and the current load are what the reader compares.
     top = max(2.0 * expected_context_tokens, 1.5 * current, 1.0)
     figure.update_yaxes(range=[0, top], rangemode="tozero")
-    figure.update_layout(separators=separators)
-    return styled(
-        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
-    )
+    return titled(figure, labels, separators=separators)

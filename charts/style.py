@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -50,6 +51,17 @@ def styled(figure: go.Figure, *, title: str, subtitle: str = "", x_title: str, y
     return figure
 
 
+def titled(figure: go.Figure, labels: Mapping[str, str], *, separators: str) -> go.Figure:
+    """``styled`` with the caller's translated titles, ``labels`` 'title', 'subtitle', 'x_title' and 'y_title'.
+
+    `separators` are the page's decimal mark and thousands separator (Plotly's ``layout.separators``).
+    """
+    figure.update_layout(separators=separators)
+    return styled(
+        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
+    )
+
+
 def vline(
     figure: go.Figure,
     x: float,
@@ -57,28 +69,15 @@ def vline(
     line: dict[str, Any],
     annotation: dict[str, Any] | None = None,
     annotation_position: str = "top right",
+    name: str | None = None,
 ) -> None:
     """A vertical line across the plot at `x`, with an optional label: Plotly's ``add_vline``, 4× cheaper.
 
     Draws the same shape and places the label as ``add_vline`` does (Plotly's own
-    ``axis_spanning_shape_annotation``), without its search over every subplot.
+    ``axis_spanning_shape_annotation``), without its search over every subplot. With
+    `name`, the shape and its label carry it: a live chart's patches find them by it.
     """
-    _spanning(figure, "vline", {"x0": x, "x1": x, "y0": 0, "y1": 1}, line, annotation, annotation_position)
-
-
-def moving_vline_patches(
-    x_values: np.ndarray, *, shape: int, annotation: int | None
-) -> dict[tuple[str | int, ...], np.ndarray]:
-    """How a figure changes when its vertical line `shape` (drawn by `vline`) moves to each of `x_values`.
-
-    The line's two ends and, when it has one, its label (annotation number `annotation`)
-    take each x in turn: the patches of a ``ui.live_chart.Follow``.
-    """
-    x = np.asarray(x_values, dtype=float)
-    patches = {("layout", "shapes", shape, "x0"): x, ("layout", "shapes", shape, "x1"): x}
-    if annotation is not None:
-        patches[("layout", "annotations", annotation, "x")] = x
-    return patches
+    _spanning(figure, "vline", {"x0": x, "x1": x, "y0": 0, "y1": 1}, line, annotation, annotation_position, name)
 
 
 def hline(
@@ -88,9 +87,68 @@ def hline(
     line: dict[str, Any],
     annotation: dict[str, Any] | None = None,
     annotation_position: str = "top right",
+    name: str | None = None,
 ) -> None:
     """A horizontal line across the plot at `y`, with an optional label: Plotly's ``add_hline``, cheaper."""
-    _spanning(figure, "hline", {"x0": 0, "x1": 1, "y0": y, "y1": y}, line, annotation, annotation_position)
+    _spanning(figure, "hline", {"x0": 0, "x1": 1, "y0": y, "y1": y}, line, annotation, annotation_position, name)
+
+
+#: The name of the line (a shape) and label (an annotation) that mark the slider's value on a chart.
+CURRENT = "current"
+#: That line: green and dotted.
+CURRENT_LINE = {"color": COLORS["current"], "width": 2, "dash": "dot"}
+#: The same mark, thin and in the text's colour, where green already means something else on the chart.
+QUIET_CURRENT_LINE = {"color": COLORS["text"], "width": 1, "dash": "dot"}
+
+
+def current_line(
+    figure: go.Figure,
+    x: float,
+    *,
+    label: str | None = None,
+    position: str = "top right",
+    line: Mapping[str, Any] = CURRENT_LINE,
+) -> None:
+    """The chosen value's dotted line at `x`, with `label` in the line's colour, both named ``CURRENT``.
+
+    ``moving_vline_patches`` moves it along a slider in a live chart.
+    """
+    annotation = None if label is None else {"text": label, "font": {"color": line["color"]}}
+    vline(figure, float(x), line=dict(line), annotation=annotation, annotation_position=position, name=CURRENT)
+
+
+def limit_line(figure: go.Figure, x: float, *, label: str, axis_end: float, name: str = "limit") -> None:
+    """A red line where something runs out at `x`, its label on the side with more room (inside a phone-sized plot).
+
+    `axis_end` is the x axis's end: past its middle the label goes to the line's left.
+    """
+    on_the_left = x > axis_end / 2
+    vline(
+        figure,
+        x,
+        line={"color": COLORS["limit"], "width": 2},
+        annotation={"text": label, "font": {"color": COLORS["limit"]}, "align": "right" if on_the_left else "left"},
+        annotation_position="bottom left" if on_the_left else "bottom right",
+        name=name,
+    )
+
+
+def moving_vline_patches(
+    x_values: np.ndarray, *, name: str = CURRENT, labelled: bool = True
+) -> dict[tuple[str | int, ...], np.ndarray]:
+    """How a figure changes when its vertical line `name` (drawn by `vline`) moves to each of `x_values`.
+
+    The line's two ends and, when it is `labelled`, its label (the annotation of the same
+    name) take each x in turn: the patches of a ``ui.live_chart.Follow``.
+    """
+    x = np.asarray(x_values, dtype=float)
+    patches: dict[tuple[str | int, ...], np.ndarray] = {
+        ("layout", "shapes", name, "x0"): x,
+        ("layout", "shapes", name, "x1"): x,
+    }
+    if labelled:
+        patches[("layout", "annotations", name, "x")] = x
+    return patches
 
 
 def _spanning(
@@ -100,11 +158,13 @@ def _spanning(
     line: dict[str, Any],
     annotation: dict[str, Any] | None,
     annotation_position: str,
+    name: str | None,
 ) -> None:
     refs = {"xref": "x", "yref": "y domain"} if kind == "vline" else {"xref": "x domain", "yref": "y"}
-    figure.add_shape(type="line", line=line, **where, **refs)
+    named = {} if name is None else {"name": name}
+    figure.add_shape(type="line", line=line, **where, **refs, **named)
     if annotation is not None:
         label = axis_spanning_shape_annotation(
             dict(annotation), kind, where, {"annotation_position": annotation_position}
         )
-        figure.add_annotation(label, **refs)
+        figure.add_annotation(label, **refs, **named)

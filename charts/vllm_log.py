@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from charts.style import COLORS, hline, styled
-from kvcore import vllm
+from kvcore import capacity
 from kvcore.model import ModelSpec
 from kvcore.vllm_log import Check
 
@@ -55,13 +55,15 @@ def users_by_context_figure(
 ) -> go.Figure:
     """Requests of each length the log's pool holds at once (vLLM's 'maximum concurrency'), slider context marked.
 
-    y = kvcore.vllm.max_concurrency(model, num_blocks, L) for L on the x axis; log scale
+    y = kvcore.capacity.max_concurrency(model, num_blocks, L) for L on the x axis; log scale
     when every value is positive (one user at 1k and hundreds at 128 tokens fit one axis).
     """
     x = context_grid(block_size=block_size, longest_tokens=longest_tokens)
-    y = vllm.max_concurrency(model, num_blocks=num_blocks, max_model_len=x, block_size=block_size, tp=tp)
+    y = capacity.max_concurrency(model, num_blocks=num_blocks, max_model_len=x, block_size=block_size, tp=tp)
     at_chosen = float(
-        vllm.max_concurrency(model, num_blocks=num_blocks, max_model_len=context_tokens, block_size=block_size, tp=tp)
+        capacity.max_concurrency(
+            model, num_blocks=num_blocks, max_model_len=context_tokens, block_size=block_size, tp=tp
+        )
     )
     hover = f"%{{x:,.0f}} {labels['tokens']}<br>%{{y:,.2f}} {labels['users']}<extra></extra>"
     figure = go.Figure()
@@ -85,7 +87,7 @@ def users_by_context_figure(
     )  # fmt: skip
     if requested_tokens:
         at_requested = float(
-            vllm.max_concurrency(
+            capacity.max_concurrency(
                 model, num_blocks=num_blocks, max_model_len=requested_tokens, block_size=block_size, tp=tp
             )
         )

@@ -8,7 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, styled
+from charts.style import COLORS, titled
+from charts.waterfall import waterfall_figure
 from kvcore.vllm_pool import PoolLog
 
 #: Keys a caller must translate for the waterfall (the y title must name the unit).
@@ -28,27 +29,6 @@ WATERFALL_LABELS = (
 #: Keys a caller must translate for the utilization chart.
 UTILIZATION_LABELS = ("title", "subtitle", "x_title", "y_title", "tokens", "blocks", "current", "request")
 
-VRAM_COLOR = "#56B4E9"
-TAKEN_COLOR = "#8C8C8C"
-
-
-def localized(value: float, separators: str, decimals: int = 2) -> str:
-    """A number with `separators` (decimal mark, thousands): '12,345.67' or '12.345,67'."""
-    text = f"{value:,.{decimals}f}"
-    return text.translate(str.maketrans({".": separators[0], ",": separators[1]}))
-
-
-def waterfall_values(log: PoolLog) -> list[float]:
-    """The bars in bytes: + memory, − held back by u, − weights, − activation peak, − non-torch, − CUDA graphs."""
-    return [
-        log.memory_bytes,
-        -log.held_back_bytes,
-        -log.weights_bytes,
-        -log.activation_bytes,
-        -log.non_torch_bytes,
-        -log.cuda_graph_bytes,
-    ]
-
 
 def pool_waterfall_figure(
     *,
@@ -60,41 +40,25 @@ def pool_waterfall_figure(
 ) -> go.Figure:
     """One GPU's memory, minus what vLLM's profiling counts, leaves the KV pool (the last bar, Plotly's total).
 
-    Every bar is a field of kvcore's ``PoolLog`` divided by `unit_bytes`; the parts add
-    up to the GPU, so the total equals ``kv_pool_bytes`` (below zero when nothing fits).
+    ``charts.waterfall.waterfall_figure`` of the fields of kvcore's ``PoolLog`` (they add
+    up to the GPU, so the total is ``kv_pool_bytes``, below zero when nothing fits), in `unit`.
     """
-    values = [value / unit_bytes for value in waterfall_values(log)]
-    pool = log.kv_pool_bytes / unit_bytes
-    names = [
-        labels["vram"],
-        labels["held_back"],
-        labels["weights"],
-        labels["activation"],
-        labels["non_torch"],
-        labels["cuda_graphs"],
-        labels["pool"],
+    terms = [
+        (labels["held_back"], log.held_back_bytes),
+        (labels["weights"], log.weights_bytes),
+        (labels["activation"], log.activation_bytes),
+        (labels["non_torch"], log.non_torch_bytes),
+        (labels["cuda_graphs"], log.cuda_graph_bytes),
     ]
-    shown = [*values, pool]
-    figure = go.Figure(
-        go.Waterfall(
-            x=names,
-            y=[*values, 0.0],
-            measure=["relative"] * len(values) + ["total"],
-            text=[f"{localized(value, separators)} {unit}" for value in shown],
-            textposition="outside",
-            customdata=shown,
-            hovertemplate=f"<b>%{{x}}</b><br>%{{customdata:,.2f}} {unit}<extra></extra>",
-            increasing={"marker": {"color": VRAM_COLOR}},
-            decreasing={"marker": {"color": TAKEN_COLOR}},
-            totals={"marker": {"color": COLORS["kv_cache"]}},
-            connector={"line": {"color": "#999999", "dash": "dot"}},
-            cliponaxis=False,
-        )
+    return waterfall_figure(
+        start=(labels["vram"], log.memory_bytes),
+        terms=terms,
+        result=(labels["pool"], log.kv_pool_bytes),
+        labels=labels,
+        separators=separators,
+        unit_bytes=unit_bytes,
+        unit=unit,
     )
-    top = log.memory_bytes / unit_bytes
-    figure.update_yaxes(range=[min(0.0, pool) * 1.25, top * 1.15])
-    figure.update_layout(separators=separators, showlegend=False)
-    return styled(figure, title=labels["title"], subtitle=labels["subtitle"], x_title="", y_title=labels["y_title"])
 
 
 def utilization_figure(
@@ -151,7 +115,4 @@ def utilization_figure(
         )
     )
     figure.update_yaxes(rangemode="tozero")
-    figure.update_layout(separators=separators)
-    return styled(
-        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
-    )
+    return titled(figure, labels, separators=separators)

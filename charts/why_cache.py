@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 import kvcore
-from charts.style import COLORS, styled
+from charts.style import COLORS, styled, titled
 from kvcore.attention import (
     GRID_CACHED,
     GRID_COMPUTED,
@@ -74,7 +74,6 @@ def cumulative_work_figure(
     The y title must name the unit (FLOP).
     """
     tokens = token_axis(generated_tokens)
-    mode = "lines+markers" if generated_tokens <= MARKERS_UP_TO else "lines"
     curves = {
         "without": (
             kv_projection_flops_without_cache(model, generated_tokens=tokens),
@@ -87,28 +86,7 @@ def cumulative_work_figure(
             WITH_COLOR,
         ),
     }
-    figure = go.Figure()
-    for name, (flops, projections, color) in curves.items():
-        figure.add_trace(
-            go.Scatter(
-                x=tokens,
-                y=flops,
-                customdata=projections,
-                name=labels[name],
-                mode=mode,
-                line={"color": color, "width": 3},
-                hovertemplate=(
-                    f"<b>{labels[name]}</b><br>%{{x:,.0f}} {labels['tokens']}<br>"
-                    f"%{{customdata:,.0f}} {labels['projections']}<br>%{{y:.3s}}FLOP<extra></extra>"
-                ),
-            )
-        )
-    figure.update_xaxes(rangemode="tozero")
-    figure.update_yaxes(rangemode="tozero", tickformat="~s")
-    figure.update_layout(separators=separators)
-    return styled(
-        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
-    )
+    return _work_figure(tokens, curves, x_hover=f"%{{x:,.0f}} {labels['tokens']}", labels=labels, separators=separators)
 
 
 def step_work_figure(
@@ -124,29 +102,50 @@ def step_work_figure(
     count (t or 1).
     """
     steps = token_axis(generated_tokens)
-    mode = "lines+markers" if generated_tokens <= MARKERS_UP_TO else "lines"
+    curves = {
+        name: (
+            kv_projection_flops_at_step(model, steps, cached=cached),
+            kvcore.projections_at_step(steps, cached=cached),
+            color,
+        )
+        for name, cached, color in (("without", False, WITHOUT_COLOR), ("with", True, WITH_COLOR))
+    }
+    return _work_figure(steps, curves, x_hover=f"{labels['step']} %{{x:,.0f}}", labels=labels, separators=separators)
+
+
+def _work_figure(
+    x: np.ndarray,
+    curves: Mapping[str, tuple[np.ndarray, np.ndarray, str]],
+    *,
+    x_hover: str,
+    labels: Mapping[str, str],
+    separators: str,
+) -> go.Figure:
+    """K/V projection FLOPs against `x` (tokens or steps), one curve per ``name: (FLOPs, projections, colour)``.
+
+    Every point gets a marker while `x` ends at ``MARKERS_UP_TO`` or below; the hover
+    shows `x_hover`, the projection count and the FLOPs (SI prefixes).
+    """
+    mode = "lines+markers" if x[-1] <= MARKERS_UP_TO else "lines"
     figure = go.Figure()
-    for name, cached, color in (("without", False, WITHOUT_COLOR), ("with", True, WITH_COLOR)):
+    for name, (flops, projections, color) in curves.items():
         figure.add_trace(
             go.Scatter(
-                x=steps,
-                y=kv_projection_flops_at_step(model, steps, cached=cached),
-                customdata=kvcore.projections_at_step(steps, cached=cached),
+                x=x,
+                y=flops,
+                customdata=projections,
                 name=labels[name],
                 mode=mode,
                 line={"color": color, "width": 3},
                 hovertemplate=(
-                    f"<b>{labels[name]}</b><br>{labels['step']} %{{x:,.0f}}<br>"
+                    f"<b>{labels[name]}</b><br>{x_hover}<br>"
                     f"%{{customdata:,.0f}} {labels['projections']}<br>%{{y:.3s}}FLOP<extra></extra>"
                 ),
             )
         )
     figure.update_xaxes(rangemode="tozero")
     figure.update_yaxes(rangemode="tozero", tickformat="~s")
-    figure.update_layout(separators=separators)
-    return styled(
-        figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
-    )
+    return titled(figure, labels, separators=separators)
 
 
 def token_grid_figure(*, steps: int, labels: Mapping[str, str], separators: str = ".,") -> go.Figure:

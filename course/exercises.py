@@ -16,11 +16,12 @@ Topics (one per lesson family; answer unit in brackets):
 * ``sequence_cache`` [GiB] — one sequence's cache at s tokens (sliding layers hold min(s, W)); seed 000.
 * ``users_fit`` [users, exact] — floor((VRAM · u − weights) / cache of one user), per GPU of n; seed 000.
 * ``weights_memory`` [GiB] — N · b_w (MoE: every expert is resident); seed 004.
-* ``decode_ms_per_token`` [ms] — (active weights + B · KV(s)) / (n_gpu · bandwidth), memory-bound; seed 004.
+* ``decode_ms_per_token`` [ms] — max((active weights + B · KV(s)) / (n_gpu · BW), FLOPs / (n_gpu · P)): the
+  roofline of ``kvcore.timing``, memory-bound but for a big batch of a small model; seed 004.
 * ``prefill_ttft`` [ms] — max(FLOPs / peak, bytes / bandwidth) over n GPUs (roofline); seed 002.
 * ``compute_bound_phase`` [choice: neither, prefill, decode, both] — each phase's FLOP/byte vs the ridge point.
 * ``gqa_saving`` [x] — MHA bytes per token / the model's bytes per token (H / H_kv for GQA); seed 002.
-* ``max_context`` [tokens] — floor((VRAM · u − weights) / bytes per token), the pool vLLM reports; seed 000.
+* ``max_context`` [tokens] — floor((VRAM · u − weights − overhead) / bytes per token), the pool vLLM reports; seed 000.
 
 ``generate_exercise_set(7, ...)`` draws from ``numpy.random.default_rng(7)`` over the
 catalogues sorted by id, so set 7 is the same on every machine and every run (for
@@ -53,7 +54,6 @@ from kvcore import (
     decode_bytes_per_step,
     decode_flops_per_step,
     decode_intensity_flop_per_byte,
-    decode_token_s,
     dtype_name,
     kv_budget_bytes,
     kv_bytes_per_token,
@@ -61,7 +61,6 @@ from kvcore import (
     kv_cache_bytes_by_kind,
     kv_heads_per_gpu,
     layer_values_per_token,
-    matmul_peak_flop_per_s,
     max_users,
     memory_time_s,
     mha_equivalent_bytes_per_token,
@@ -69,10 +68,12 @@ from kvcore import (
     prefill_bytes,
     prefill_flops,
     prefill_intensity_flop_per_byte,
+    rates_for,
     ridge_point,
     sequence_kv_bytes,
     sizing_steps,
     tensor_parallel_sizes,
+    tpot_s,
     ttft_s,
     weights_bytes,
 )
@@ -167,8 +168,9 @@ def exercise_for(topic: str, *, model: ModelSpec, gpu: GpuSpec | None = None, **
 
     Parameters by topic (defaults in brackets; dtypes are names such as 'bf16', 'fp8', 'int4'):
     kv_dtype ['bf16'], weights_dtype [the model's own], context_tokens [min(32768, max context)],
-    prompt_tokens [min(2048, max context)], batch [1], utilization [0.9], gpus [1].
-    ValueError for an unknown topic or parameter, a missing GPU, or a model the topic does not apply to.
+    prompt_tokens [min(2048, max context)], batch [1], utilization [0.9], gpus [1], overhead_gib [0: the
+    question says only the weights and the cache take memory; a page passes its own overhead, so the answer is
+    its metric]. ValueError for an unknown topic or parameter, a missing GPU, or a model the topic does not apply to.
     """
     _check_topic(topic)
     allowed = _PARAMETERS[topic]
@@ -405,13 +407,13 @@ def _draw_phase(rng: np.random.Generator, model: ModelSpec, gpu: GpuSpec) -> dic
 _PARAMETERS: dict[str, tuple[str, ...]] = {
     "bytes_per_token": ("kv_dtype",),
     "sequence_cache": ("context_tokens", "kv_dtype"),
-    "users_fit": ("context_tokens", "utilization", "weights_dtype", "kv_dtype", "gpus"),
+    "users_fit": ("context_tokens", "utilization", "weights_dtype", "kv_dtype", "gpus", "overhead_gib"),
     "weights_memory": ("weights_dtype",),
     "decode_ms_per_token": ("context_tokens", "batch", "weights_dtype", "kv_dtype", "gpus"),
     "prefill_ttft": ("prompt_tokens", "weights_dtype", "kv_dtype", "gpus"),
     "compute_bound_phase": ("prompt_tokens", "context_tokens", "batch", "weights_dtype", "kv_dtype"),
     "gqa_saving": (),
-    "max_context": ("utilization", "weights_dtype", "kv_dtype", "gpus"),
+    "max_context": ("utilization", "weights_dtype", "kv_dtype", "gpus", "overhead_gib"),
 }
 
 
@@ -426,6 +428,7 @@ class _Settings:
     batch: int
     utilization: float
     gpus: int
+    overhead_gib: float
 
     @property
     def b(self) -> float:
@@ -448,6 +451,7 @@ def _settings(model: ModelSpec, params: Mapping[str, Any]) -> _Settings:
         batch=_whole("batch", params.get("batch", 1)),
         utilization=_fraction("utilization", params.get("utilization", 0.9)),
         gpus=_whole("gpus", params.get("gpus", 1)),
+        overhead_gib=_at_least_zero("overhead_gib", params.get("overhead_gib", 0.0)),
     )
 
 
@@ -456,6 +460,13 @@ def _whole(name: str, value: Any) -> int:
     if not math.isfinite(number) or number != int(number) or number < 1:
         raise ValueError(f"{name} must be a whole number ≥ 1, got {value!r}")
     return int(number)
+
+
+def _at_least_zero(name: str, value: Any) -> float:
+    number = float(value)
+    if not math.isfinite(number) or number < 0:
+        raise ValueError(f"{name} must be a finite number ≥ 0, got {value!r}")
+    return number
 
 
 def _fraction(name: str, value: Any) -> float:
@@ -473,14 +484,13 @@ def _weights_per_gpu_bytes(model: ModelSpec, s: _Settings) -> float:
 
 
 def _budget_bytes(model: ModelSpec, gpu: GpuSpec, s: _Settings) -> float:
-    return kv_budget_bytes(
-        memory_bytes=gpu.memory_bytes, utilization=s.utilization, weights_bytes=_weights_per_gpu_bytes(model, s)
-    )
+    """The seed's budget on one GPU, as the pages compute it: VRAM · u − weights − overhead (bytes)."""
+    return _pool(model, gpu, s).kv_pool_bytes
 
 
 def _users(model: ModelSpec, gpu: GpuSpec, s: _Settings) -> float:
     sequence = sequence_kv_bytes(model, context_tokens=s.context_tokens, bytes_per_value=s.b, tp=s.gpus)
-    return float(max_users(kv_budget_bytes=_budget_bytes(model, gpu, s), sequence_bytes=sequence))
+    return float(max_users(kv_pool_bytes=_budget_bytes(model, gpu, s), sequence_bytes=sequence))
 
 
 def _pool(model: ModelSpec, gpu: GpuSpec, s: _Settings) -> SizingSteps:
@@ -489,6 +499,7 @@ def _pool(model: ModelSpec, gpu: GpuSpec, s: _Settings) -> SizingSteps:
         memory_bytes=gpu.memory_bytes,
         utilization=s.utilization,
         weights_bytes=_weights_per_gpu_bytes(model, s),
+        overhead_bytes=s.overhead_gib * GiB,
         bytes_per_value=s.b,
         tp=s.gpus,
     )
@@ -554,7 +565,7 @@ def _build_users_fit(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exe
         "utilization": s.utilization,
         "weights_dtype": s.weights_dtype,
         "kv_dtype": s.kv_dtype,
-    }
+    } | _overhead_input(s)
     return _exercise("users_fit", inputs, COUNT, answer, "users", 0.0, steps)
 
 
@@ -581,22 +592,28 @@ def _build_max_context(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> E
         "utilization": s.utilization,
         "weights_dtype": s.weights_dtype,
         "kv_dtype": s.kv_dtype,
-    }
+    } | _overhead_input(s)
     return _exercise("max_context", inputs, COUNT, answer, "tokens", 0.01, steps)
+
+
+def _overhead_input(s: _Settings) -> dict[str, float]:
+    """The overhead among an exercise's inputs, only when there is one (older questions keep their inputs)."""
+    return {"overhead_gib": s.overhead_gib} if s.overhead_gib > 0 else {}
 
 
 def _build_decode(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exercise:
     assert gpu is not None
     n, batch = s.gpus, s.batch
+    # The same time model as the decode lesson and the CLI, at the datasheet bound the question states.
+    rates = rates_for(gpu, weights_dtype=s.weights_dtype, gpus=n)
     answer = 1e3 * float(
-        decode_token_s(
+        tpot_s(
             model,
             context_tokens=s.context_tokens,
-            bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s,
             batch=batch,
+            rates=rates,
             weight_bytes_per_param=s.b_w,
             kv_bytes_per_value=s.b,
-            tp=n,
         )
     )
     read = decode_bytes_per_step(
@@ -621,18 +638,35 @@ def _build_decode(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exerci
         _step("step_bytes", "weights_read + kv_read", f"{_n(steps[0].value)} + {_n(steps[-1].value)}", total, "B")
     )
     bandwidth = _n(gpu.bandwidth_bytes_per_s)
+    memory_ms = 1e3 * float(memory_time_s(total, bandwidth_bytes_per_s=rates.bandwidth_bytes_per_s, gpus=n))
+    flops = float(decode_flops_per_step(model, context_tokens=s.context_tokens, batch=batch))
+    compute_ms = 1e3 * float(compute_time_s(flops, peak_flop_per_s=rates.peak_flop_per_s, gpus=n))
+    # Memory-bound (nearly always at these batches): the bytes term is the answer.
+    memory_name = "decode_time" if memory_ms >= compute_ms else "memory_time"
     if n > 1:
         steps.append(
             _step(
-                "decode_time",
+                memory_name,
                 "step_bytes / (n_gpu * BW) * 1000",
                 f"{_n(total)} / ({n} * {bandwidth}) * 1000",
-                answer,
+                memory_ms,
                 "ms",
             )
         )
     else:
-        steps.append(_step("decode_time", "step_bytes / BW * 1000", f"{_n(total)} / {bandwidth} * 1000", answer, "ms"))
+        steps.append(_step(memory_name, "step_bytes / BW * 1000", f"{_n(total)} / {bandwidth} * 1000", memory_ms, "ms"))
+    if memory_ms < compute_ms:  # a big batch of a small model: the FLOPs are the slower roof
+        peak_sym, peak_sub = (
+            ("(n_gpu * P)", f"({n} * {_n(rates.peak_flop_per_s)})") if n > 1 else ("P", _n(rates.peak_flop_per_s))
+        )
+        steps.append(
+            _step("compute_time", f"F_decode / {peak_sym} * 1000", f"{_n(flops)} / {peak_sub} * 1000", compute_ms, "ms")
+        )
+        steps.append(
+            _step(
+                "decode_time", "max(memory_time, compute_time)", f"max({_n(memory_ms)}, {_n(compute_ms)})", answer, "ms"
+            )
+        )
     inputs = {
         "model": model.id,
         "gpu": gpu.id,
@@ -649,22 +683,17 @@ def _build_decode(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exerci
 def _build_prefill(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exercise:
     assert gpu is not None
     n, prompt = s.gpus, s.prompt_tokens
-    peak = matmul_peak_flop_per_s(gpu, weights_dtype=s.weights_dtype)
-    bandwidth = gpu.bandwidth_bytes_per_s
+    # The same time model as the lessons and the CLI, at the datasheet bound the question states;
+    # n GPUs share the work: their peaks and bandwidths add up.
+    rates = rates_for(gpu, weights_dtype=s.weights_dtype, gpus=n)
+    peak, bandwidth = rates.peak_flop_per_s, rates.bandwidth_bytes_per_s
     answer = 1e3 * float(
-        ttft_s(
-            model,
-            prompt_tokens=prompt,
-            peak_flop_per_s=n * peak,  # n GPUs share the work: their peaks and bandwidths add up
-            bandwidth_bytes_per_s=n * bandwidth,
-            weight_bytes_per_param=s.b_w,
-            kv_bytes_per_value=s.b,
-        )
+        ttft_s(model, prompt_tokens=prompt, rates=rates, weight_bytes_per_param=s.b_w, kv_bytes_per_value=s.b)
     )
     flops = float(prefill_flops(model, prompt_tokens=prompt))
     moved = float(prefill_bytes(model, prompt_tokens=prompt, weight_bytes_per_param=s.b_w, kv_bytes_per_value=s.b))
-    compute_ms = 1e3 * float(compute_time_s(flops, peak_flop_per_s=n * peak))
-    memory_ms = 1e3 * float(memory_time_s(moved, bandwidth_bytes_per_s=n * bandwidth))
+    compute_ms = 1e3 * float(compute_time_s(flops, peak_flop_per_s=peak, gpus=n))
+    memory_ms = 1e3 * float(memory_time_s(moved, bandwidth_bytes_per_s=bandwidth, gpus=n))
     steps = _prefill_flops_steps(model, prompt, flops)
     peak_sym, peak_sub = ("(n_gpu * P)", f"({n} * {_n(peak)})") if n > 1 else ("P", _n(peak))
     bandwidth_sym, bandwidth_sub = ("(n_gpu * BW)", f"({n} * {_n(bandwidth)})") if n > 1 else ("BW", _n(bandwidth))
@@ -717,7 +746,7 @@ def _build_phase(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exercis
     rates = {"weight_bytes_per_param": s.b_w, "kv_bytes_per_value": s.b}
     prefill = float(prefill_intensity_flop_per_byte(model, prompt_tokens=s.prompt_tokens, **rates))
     decode = float(decode_intensity_flop_per_byte(model, context_tokens=s.context_tokens, batch=s.batch, **rates))
-    peak = matmul_peak_flop_per_s(gpu, weights_dtype=s.weights_dtype)
+    peak = rates_for(gpu, weights_dtype=s.weights_dtype).peak_flop_per_s
     ridge = ridge_point(peak_flop_per_s=peak, bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s)
     prefill_bound = bound_by(prefill, ridge) == "compute"
     decode_bound = bound_by(decode, ridge) == "compute"
@@ -802,7 +831,7 @@ _DRAWERS: dict[str, Callable[[np.random.Generator, ModelSpec, GpuSpec], dict[str
 
 
 def _budget_steps(model: ModelSpec, gpu: GpuSpec, s: _Settings) -> list[Step]:
-    """VRAM · u, the weights on one GPU, and the KV budget left (seed 000's rule), in GiB."""
+    """VRAM · u, the weights on one GPU, and the KV budget left after them and the overhead (seed 000), in GiB."""
     usable = gpu.memory_bytes * s.utilization / GiB
     weights = _weights_per_gpu_bytes(model, s) / GiB
     budget = _budget_bytes(model, gpu, s) / GiB
@@ -817,7 +846,13 @@ def _budget_steps(model: ModelSpec, gpu: GpuSpec, s: _Settings) -> list[Step]:
             weights,
             "GiB",
         ),
-        _step("kv_budget", "usable_memory - weights", f"{_n(usable)} - {_n(weights)}", budget, "GiB"),
+        _step(
+            "kv_budget",
+            "usable_memory - weights" + (" - overhead" if s.overhead_gib > 0 else ""),
+            f"{_n(usable)} - {_n(weights)}" + (f" - {_n(s.overhead_gib)}" if s.overhead_gib > 0 else ""),
+            budget,
+            "GiB",
+        ),
     ]
 
 

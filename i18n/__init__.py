@@ -59,5 +59,4 @@ def localize_number(text: str, lang: str) -> str:
     >>> localize_number("14.96 GiB", "pt")
     '14,96 GiB'
     """
-    decimal, thousands = NUMBER_SEPARATORS[lang]
-    return text.translate(str.maketrans({".": decimal, ",": thousands}))
+    return text.translate(str.maketrans(".,", NUMBER_SEPARATORS[lang]))

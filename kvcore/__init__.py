@@ -12,8 +12,10 @@ same function.
 from . import (
     agent,
     attention,
+    budget,
+    capacity,
+    config_fields,
     data,
-    decode,
     dtypes,
     errors,
     hardware,
@@ -24,22 +26,21 @@ from . import (
     model_code,
     paging,
     params,
-    phases,
     quantization,
     scheduler,
-    sizing,
-    speed,
+    timing,
     transformers_cache,  # noqa: F401 (kvcore.transformers_cache: what transformers holds differently)
     units,
     variants,
-    vllm,
     vllm_log,
     vllm_pool,
 )
 from .agent import *  # noqa: F403
 from .attention import *  # noqa: F403
+from .budget import *  # noqa: F403
+from .capacity import *  # noqa: F403
+from .config_fields import *  # noqa: F403
 from .data import *  # noqa: F403
-from .decode import *  # noqa: F403
 from .dtypes import *  # noqa: F403
 from .errors import *  # noqa: F403
 from .hardware import *  # noqa: F403
@@ -50,22 +51,21 @@ from .model import *  # noqa: F403
 from .model_code import *  # noqa: F403
 from .paging import *  # noqa: F403
 from .params import *  # noqa: F403
-from .phases import *  # noqa: F403
 from .quantization import *  # noqa: F403
 from .scheduler import *  # noqa: F403
-from .sizing import *  # noqa: F403
-from .speed import *  # noqa: F403
+from .timing import *  # noqa: F403
 from .units import *  # noqa: F403
 from .variants import *  # noqa: F403
-from .vllm import *  # noqa: F403
 from .vllm_log import *  # noqa: F403
 from .vllm_pool import *  # noqa: F403
 
 _MODULES = (
     agent,
     attention,
+    budget,
+    capacity,
+    config_fields,
     data,
-    decode,
     dtypes,
     errors,
     hardware,
@@ -76,14 +76,11 @@ _MODULES = (
     model_code,
     paging,
     params,
-    phases,
     quantization,
     scheduler,
-    sizing,
-    speed,
+    timing,
     units,
     variants,
-    vllm,
     vllm_log,
     vllm_pool,
 )

@@ -10,6 +10,9 @@ and record, per layer, how much attention mass falls on the top 1% of KV blocks.
 Concentrated mass leaves room for eviction (H2O, Zhang et al. 2023; SnapKV, Li
 et al. 2024); flat mass means the traffic really reads everything, and the
 honest saving is in bytes per value (quantization).
+
+The seed's own figures and scenario (its rounded words, its model and GPU) are
+course material: ``course.seeds``. This module computes the ledger for any model.
 """
 
 from __future__ import annotations
@@ -21,30 +24,21 @@ from typing import Any
 import numpy as np
 
 from . import checks
-from .decode import decode_token_s, tensor_parallel_sizes
+from .capacity import gpus_needed
 from .dtypes import bytes_per_value as dtype_bytes_per_value
 from .hardware import GpuSpec
 from .kv import kv_bytes_per_token, kv_cache_bytes, mha_equivalent_bytes_per_token
 from .memory import model_weights_bytes
 from .model import ModelSpec
-from .speed import decode_bytes_per_step, ridge_point
-from .units import GB, KB, MB
+from .timing import decode_bytes_per_step, decode_token_s, ridge_point, tensor_parallel_sizes
 
 __all__ = [
-    "SEED_004",
-    "SEED_ANSWER_TOKENS",
-    "SEED_CONTEXT_TOKENS",
-    "SEED_GPU_ID",
-    "SEED_MODEL_ID",
-    "SEED_SHARDS",
     "CacheOption",
     "Ledger",
-    "SeedFigures",
     "answer_stream_s",
     "blocks_in_context",
     "cache_options",
     "cumulative_mass",
-    "gpus_to_fit",
     "kept_cache_bytes",
     "ledger",
     "mass_verdict",
@@ -56,77 +50,7 @@ __all__ = [
 ArrayLike = Any
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SeedFigures:
-    """The figures seed 004 quotes for Llama 3.1 70B with 1M tokens on H100s, in base units.
-
-    They are the seed's own rounded words, kept so the page can set them beside
-    the exact values; nothing is computed from them.
-    """
-
-    kv_bytes_per_token: float
-    mha_bytes_per_token: float
-    gqa_factor: float
-    cache_bytes: float
-    weights_bytes: float
-    gpus_to_fit_low: int
-    gpus_to_fit_high: int
-    bandwidth_bytes_per_s: float
-    token_s: float
-    tokens_per_s: float
-    answer_s: float
-    sharded_token_s: float
-    fleet_bytes: float
-    ridge_flop_per_byte: float
-    fp8_bytes_per_token: float
-    gpu_memory_bytes: float
-
-
-#: Seed 004, word for word: "≈ 320 KB por token", "cerca de 2,6 MB", "cortou ... em 8 vezes",
-#: "na ordem de 320 GB", "~140 GB dos pesos", "de 6 a 8 GPUs", "~3,35 TB/s", "~95 ms por token",
-#: "cerca de 10 tokens por segundo", "~95 segundos", "~12 ms", "a frota continua movendo 320 GB",
-#: "cerca de 300 FLOPs ... para cada byte", "de 320 KB para 160 KB", "uma H100 de 80 GB".
-SEED_004 = SeedFigures(
-    kv_bytes_per_token=320 * KB,
-    mha_bytes_per_token=2.6 * MB,
-    gqa_factor=8.0,
-    cache_bytes=320 * GB,
-    weights_bytes=140 * GB,
-    gpus_to_fit_low=6,
-    gpus_to_fit_high=8,
-    bandwidth_bytes_per_s=3.35e12,
-    token_s=0.095,
-    tokens_per_s=10.0,
-    answer_s=95.0,
-    sharded_token_s=0.012,
-    fleet_bytes=320 * GB,
-    ridge_flop_per_byte=300.0,
-    fp8_bytes_per_token=160 * KB,
-    gpu_memory_bytes=80 * GB,
-)
-
-#: The seed's scenario: model and GPU ids of data/*.csv, one million tokens, BF16 cache, 8 GPUs.
-SEED_MODEL_ID = "llama-3.1-70b"
-SEED_GPU_ID = "h100-sxm"
-SEED_CONTEXT_TOKENS = 1_000_000
-SEED_SHARDS = 8
-SEED_ANSWER_TOKENS = 1_000
-
-
 # ---------------------------------------------------------------- the ledger
-
-
-def gpus_to_fit(need_bytes: ArrayLike, *, gpu_memory_bytes: float, utilization: float = 1.0) -> np.ndarray:
-    """GPUs needed just to hold `need_bytes`: ceil(need / (memory · utilization)).
-
-    Llama 3.1 70B in BF16 (141.1 GB) + 1,000,000 tokens of BF16 cache (327.68 GB)
-    on 80 GiB H100s: 468.78 GB / 85.9 GB = 5.46 → 6 (seed 004: "de 6 a 8 GPUs").
-    No room for activations or other requests: a floor, not a plan.
-    """
-    checks.positive("bytes", need_bytes, allow_zero=True)
-    checks.positive("GPU memory", gpu_memory_bytes)
-    checks.fraction("usable share of GPU memory", utilization)
-    return np.ceil(np.asarray(need_bytes, dtype=float) / (gpu_memory_bytes * utilization))
 
 
 def smallest_tensor_parallel(model: ModelSpec, *, at_least: int, limit: int = 1024) -> int:
@@ -224,7 +148,7 @@ def ledger(
     per_token = kv_bytes_per_token(model, bytes_per_value=kv_bytes_per_value)
     cache = float(kv_cache_bytes(model, context_tokens=context_tokens, bytes_per_value=kv_bytes_per_value))
     weights = model_weights_bytes(model, bytes_per_param=weight_bytes_per_param)
-    fit = int(gpus_to_fit(weights + cache, gpu_memory_bytes=gpu.memory_bytes, utilization=utilization))
+    fit = int(gpus_needed(total_bytes=weights + cache, memory_bytes=gpu.memory_bytes, utilization=utilization))
     bandwidth = gpu.bandwidth_bytes_per_s
     b_kv, b_w = kv_bytes_per_value, weight_bytes_per_param
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from . import checks
+from .errors import KvError
 from .kv import kv_cache_bytes, layer_values_per_token
 from .model import ModelSpec
 
@@ -166,7 +167,7 @@ def kv_projection_flops_per_token(model: ModelSpec) -> float:
     theirs is counted as "K/V to cache".
     Llama-3.1-8B: 2 · 4096 · (2 · 8 · 128) · 32 = 536,870,912 FLOP/token.
     """
-    d_model = checks.whole(f"{model.name}: hidden_size", model.hidden_size)
+    d_model = checks.whole("hidden_size", model.hidden_size, where=model.name)
     values = sum(layer_values_per_token(layer) * count for layer, count in model.layer_counts().items())
     return 2.0 * d_model * values
 
@@ -209,14 +210,14 @@ def forward_flops_without_cache(model: ModelSpec, *, generated_tokens: ArrayLike
     does). The attention scores come on top.
     """
     if model.active_params is None:
-        raise ValueError(f"the parameter count of {model.name!r} is unknown: give --params-b")
+        raise KvError("params_unknown", f"the parameter count of {model.name!r} is unknown", model=model.name)
     return 2.0 * model.active_params * kv_projections_without_cache(generated_tokens)
 
 
 def forward_flops_with_cache(model: ModelSpec, *, generated_tokens: ArrayLike) -> np.ndarray:
     """Weight FLOPs to generate N tokens with a cache: each token goes through the model once, 2 · N_active · N."""
     if model.active_params is None:
-        raise ValueError(f"the parameter count of {model.name!r} is unknown: give --params-b")
+        raise KvError("params_unknown", f"the parameter count of {model.name!r} is unknown", model=model.name)
     return 2.0 * model.active_params * kv_projections_with_cache(generated_tokens)
 
 

@@ -15,33 +15,93 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any, NoReturn
 
 from . import units
+from .budget import DEFAULT_OVERHEAD_BYTES, DEFAULT_UTILIZATION, seed_budget
+from .capacity import context_per_user, max_context_tokens, max_users, pool_report, tokens_that_fit
 from .data import load_gpus, load_models
-from .dtypes import BYTES_PER_VALUE, bytes_per_value, dtype_name
+from .dtypes import BYTES_PER_VALUE, bytes_per_value
+from .errors import KvError
 from .hardware import GpuSpec
 from .hf_config import ConfigReading, read_config_path
-from .kv import kv_bytes_per_token, kv_cache_bytes, kv_cache_bytes_all_gpus
-from .memory import context_per_user, kv_budget_bytes, model_weights_bytes, tokens_that_fit
+from .kv import kv_bytes_per_token, kv_cache_bytes, kv_cache_bytes_all_gpus, sequence_kv_bytes
+from .memory import model_weights_bytes
 from .model import ModelSpec, uniform_model, with_changes
 from .model_code import model_to_code
-from .speed import (
+from .timing import (
+    DEFAULT_MBU,
+    DEFAULT_MFU,
+    Rates,
     arithmetic_intensity,
     bound_by,
+    compute_time_s,
     decode_bytes_per_step,
     decode_flops_per_step,
-    decode_step_s,
+    effective_ridge_point,
+    matmul_peak_flop_per_s,
+    memory_time_s,
+    phase_time_s,
     prefill_bytes,
     prefill_flops,
-    prefill_time_s,
     ridge_point,
     tokens_per_s,
 )
-from .vllm import pool_report
 
 EXIT_BAD_INPUT = 2
+
+#: The option that sets the quantity a KvError names: (code, fields["name"]) → flag; code None matches any code.
+#: kvcore's messages never name a flag (the app has none); the CLI puts the flag in front of them.
+FLAGS: Mapping[tuple[str | None, str], str] = MappingProxyType(
+    {
+        (None, "context tokens"): "--context",
+        (None, "concurrency"): "--concurrency",
+        (None, "batch"): "--batch",
+        (None, "prompt tokens"): "--prompt",
+        (None, "tensor parallel size"): "--tp",
+        (None, "tp"): "--tp",
+        (None, "GPUs"): "--gpus",
+        (None, "block size"): "--block-size",
+        (None, "block size (tokens)"): "--block-size",
+        (None, "max model length"): "--max-model-len",
+        (None, "max model length (tokens)"): "--max-model-len",
+        (None, "max_model_len"): "--max-model-len",
+        (None, "max_num_batched_tokens"): "--max-num-batched-tokens",
+        (None, "GPU memory"): "--gpu-memory-gib",
+        (None, "GPU memory utilization"): "--gpu-memory-utilization",
+        (None, "gpu_memory_utilization"): "--gpu-memory-utilization",
+        (None, "usable share of GPU memory"): "--gpu-memory-utilization",
+        (None, "overhead"): "--overhead-gib",
+        (None, "weights"): "--weights-gib",
+        (None, "KV pool"): "--kv-memory-gib",
+        (None, "pool"): "--kv-memory-gib",
+        (None, "bandwidth"): "--bandwidth-gbs",
+        (None, "peak throughput"): "--tflops",
+        (None, "efficiency"): "--efficiency",
+        (None, "MBU"): "--efficiency",
+        (None, "MFU"): "--mfu",
+        (None, "layers"): "--layers",
+        (None, "num_hidden_layers"): "--layers",
+        (None, "sliding layers"): "--sliding-layers",
+        (None, "sliding_window"): "--sliding-window",
+        (None, "num_key_value_heads"): "--kv-heads",
+        (None, "num_attention_heads"): "--q-heads",
+        (None, "head_dim"): "--head-dim",
+        (None, "kv_lora_rank"): "--mla-latent",
+        (None, "qk_rope_head_dim"): "--mla-rope",
+        (None, "total_params"): "--params-b",
+        (None, "active_params"): "--active-params-b",
+        ("kv_heads_not_dividing", ""): "--kv-heads",
+        ("tp_not_dividing", ""): "--tp",
+        ("sliding_layers_exceed_layers", ""): "--sliding-layers",
+        ("active_exceeds_total", ""): "--active-params-b",
+        ("unknown_dtype", ""): "--kv-dtype / --weight-dtype",
+    }
+)
+#: KvError codes that an option left out explains → what to give.
+REMEDIES: Mapping[str, str] = MappingProxyType({"params_unknown": "give --params-b or --weights-gib"})
 
 
 class _Parser(argparse.ArgumentParser):
@@ -83,7 +143,7 @@ def _dtype(text: str) -> str:
     try:
         bytes_per_value(text)
     except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
+        raise argparse.ArgumentTypeError(_one_line(error)) from None
     return text.lower()
 
 
@@ -142,10 +202,16 @@ def _common_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--gpus", type=_whole, help="GPUs sharing the work (default: --tp)")
     command.add_argument("--gpu-memory-gib", type=_number(), help="GPU memory in GiB (instead of --gpu)")
     command.add_argument(
-        "--gpu-memory-utilization", type=_number(maximum=1.0), default=0.9, help="fraction in (0, 1]; default 0.9"
+        "--gpu-memory-utilization",
+        type=_number(maximum=1.0),
+        default=DEFAULT_UTILIZATION,
+        help=f"fraction in (0, 1]; default {DEFAULT_UTILIZATION:g} (kvcore.DEFAULT_ASSUMPTIONS)",
     )
     command.add_argument(
-        "--overhead-gib", type=_number(allow_equal=True), default=0.0, help="activations, CUDA graphs…"
+        "--overhead-gib",
+        type=_number(allow_equal=True),
+        default=DEFAULT_OVERHEAD_BYTES / units.GiB,
+        help=f"the seed's rule: activations, CUDA graphs… in GiB; default {DEFAULT_OVERHEAD_BYTES / units.GiB:g}",
     )
     command.add_argument("--weights-gib", type=_number(), help="weights per GPU in GiB (instead of parameters)")
     command.add_argument("--kv-memory-gib", type=_number(allow_equal=True), help="the KV pool per GPU, given directly")
@@ -159,9 +225,19 @@ def _common_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--max-model-len", type=_whole, help="tokens per request (default: --context)")
     command.add_argument("--bandwidth-gbs", type=_number(), help="memory bandwidth per GPU, GB/s (instead of --gpu)")
     command.add_argument("--tflops", type=_number(), help="dense tensor TFLOP/s per GPU (instead of --gpu)")
-    command.add_argument("--efficiency", type=_number(maximum=1.0), default=1.0, help="bandwidth efficiency; default 1")
+    command.add_argument(
+        "--efficiency",
+        type=_number(maximum=1.0),
+        default=DEFAULT_MBU,
+        help=f"bandwidth efficiency (MBU); default {DEFAULT_MBU:g}",
+    )
     command.add_argument("--kv-only", action="store_true", help="decode: count only the KV reads (the seed's ledger)")
-    command.add_argument("--mfu", type=_number(maximum=1.0), default=1.0, help="model FLOPs utilisation; default 1")
+    command.add_argument(
+        "--mfu",
+        type=_number(maximum=1.0),
+        default=DEFAULT_MFU,
+        help=f"model FLOPs utilisation; default {DEFAULT_MFU:g}",
+    )
 
 
 def resolve_model(args: argparse.Namespace) -> ModelSpec:
@@ -268,6 +344,7 @@ def run_capacity(args: argparse.Namespace) -> dict[str, Any]:
     gpu = resolve_gpu(args)
     b = bytes_per_value(args.kv_dtype)
     max_model_len = args.max_model_len or args.context
+    budget = None
     if args.kv_memory_gib is not None:
         pool = args.kv_memory_gib * units.GiB
         weights = math.nan
@@ -276,12 +353,13 @@ def run_capacity(args: argparse.Namespace) -> dict[str, Any]:
         if memory is None:
             raise ValueError("give --gpu ID, --gpu-memory-gib N, or the pool itself with --kv-memory-gib N")
         weights = _weights_per_gpu(args, model)
-        pool = kv_budget_bytes(
+        budget = seed_budget(
             memory_bytes=memory,
             utilization=args.gpu_memory_utilization,
             weights_bytes=weights,
             overhead_bytes=args.overhead_gib * units.GiB,
         )
+        pool = budget.kv_pool_bytes
     report = pool_report(
         model,
         kv_pool_bytes=max(pool, 0.0),
@@ -291,7 +369,8 @@ def run_capacity(args: argparse.Namespace) -> dict[str, Any]:
         bytes_per_value=b,
         tp=args.tp,
     )
-    tokens_seed = tokens_that_fit(kv_budget_bytes=pool, bytes_per_token=report.bytes_per_token)
+    tokens_seed = float(tokens_that_fit(kv_pool_bytes=pool, bytes_per_token=report.bytes_per_token))
+    sequence = sequence_kv_bytes(model, context_tokens=args.context, bytes_per_value=b, tp=args.tp)
     return {
         "model": model.name,
         "kv_dtype": args.kv_dtype,
@@ -306,19 +385,27 @@ def run_capacity(args: argparse.Namespace) -> dict[str, Any]:
         "fits": report.fits and pool > 0,
         "estimated_max_model_len": report.estimated_max_model_len,
         "tokens_that_fit": tokens_seed,
-        "context_per_user": float(context_per_user(tokens=tokens_seed, concurrency=args.concurrency)),
+        "context_per_user": float(context_per_user(pool_tokens=tokens_seed, concurrency=args.concurrency)),
+        "max_context_per_user": float(
+            max_context_tokens(model, kv_pool_bytes=pool, concurrency=args.concurrency, bytes_per_value=b, tp=args.tp)
+        ),
+        "context_tokens": args.context,
+        "users_that_fit": float(max_users(kv_pool_bytes=pool, sequence_bytes=sequence)),
         "concurrency": args.concurrency,
+        "budget_rule": "given pool (--kv-memory-gib)" if budget is None else "seed 000: VRAM · u − weights − overhead",
+        "budget": {} if budget is None else budget.as_dict(),
     }
 
 
 def run_decode(args: argparse.Namespace) -> dict[str, Any]:
-    """Memory-bound decode step."""
+    """One decode step on the roofline (memory-bound at small batches)."""
     model = resolve_model(args)
     gpu = resolve_gpu(args)
     gpus = args.gpus or args.tp
     bandwidth = args.bandwidth_gbs * units.GB if args.bandwidth_gbs else (gpu.bandwidth_bytes_per_s if gpu else None)
     if bandwidth is None:
         raise ValueError("give --gpu ID or --bandwidth-gbs N (memory bandwidth per GPU)")
+    rates = _rates(args, model, gpu, gpus=gpus)
     batch = args.batch or args.concurrency
     weights = args.weights_gib * units.GiB * gpus if args.weights_gib is not None else None
     if args.kv_only:
@@ -332,11 +419,10 @@ def run_decode(args: argparse.Namespace) -> dict[str, Any]:
         gpus=gpus,
         weights_bytes=weights,
     )
-    step = float(decode_step_s(read.total, bandwidth_bytes_per_s=bandwidth, gpus=gpus, efficiency=args.efficiency))
     flops = (
         float(decode_flops_per_step(model, context_tokens=args.context, batch=batch)) if model.active_params else None
     )
-    peak = args.tflops * units.TFLOP if args.tflops else (gpu.bf16_dense_flop_per_s if gpu else None)
+    step = float(phase_time_s(flops or 0.0, read.total, rates=rates))
     return {
         "model": model.name,
         "context_tokens": args.context,
@@ -349,26 +435,20 @@ def run_decode(args: argparse.Namespace) -> dict[str, Any]:
         "step_time_s": step,
         "tokens_per_s": float(tokens_per_s(step)),
         "tokens_per_s_total": float(tokens_per_s(step, batch=batch)),
-        **_roofline(flops, float(read.total), peak_flop_per_s=peak, bandwidth_bytes_per_s=bandwidth),
+        **_roofline(flops, float(read.total), rates),
     }
 
 
 def run_prefill(args: argparse.Namespace) -> dict[str, Any]:
-    """Compute-bound prefill."""
+    """The prefill of a prompt on the roofline (compute-bound once the prompt passes the ridge point)."""
     model = resolve_model(args)
     gpu = resolve_gpu(args)
     gpus = args.gpus or args.tp
     prompt = args.prompt or args.context
-    if args.tflops:
-        peak = args.tflops * units.TFLOP
-    elif gpu is not None:
-        # FP8 weights run on FP8 tensor cores; weight-only formats (int4, mxfp4) compute in BF16.
-        use_fp8 = dtype_name(args.weight_dtype or model.weights_dtype) == "fp8" and gpu.has_fp8
-        peak = gpu.fp8_dense_flop_per_s if use_fp8 else gpu.bf16_dense_flop_per_s
-    else:
+    if not args.tflops and gpu is None:
         raise ValueError("give --gpu ID or --tflops N (dense tensor TFLOP/s per GPU)")
+    rates = _rates(args, model, gpu, gpus=gpus)
     flops = float(prefill_flops(model, prompt_tokens=prompt))
-    ttft = float(prefill_time_s(flops, peak_flop_per_s=peak, gpus=gpus, mfu=args.mfu))
     moved = float(
         prefill_bytes(
             model,
@@ -377,30 +457,56 @@ def run_prefill(args: argparse.Namespace) -> dict[str, Any]:
             kv_bytes_per_value=bytes_per_value(args.kv_dtype),
         )
     )
-    bandwidth = args.bandwidth_gbs * units.GB if args.bandwidth_gbs else (gpu.bandwidth_bytes_per_s if gpu else None)
     return {
         "model": model.name,
         "prompt_tokens": prompt,
         "gpus": gpus,
-        "peak_flop_per_s": peak,
+        "peak_flop_per_s": rates.peak_flop_per_s,
         "mfu": args.mfu,
         "flops": flops,
-        "ttft_s": ttft,
-        **_roofline(flops, moved, peak_flop_per_s=peak, bandwidth_bytes_per_s=bandwidth),
+        "ttft_s": float(phase_time_s(flops, moved, rates=rates)),
+        **_roofline(flops, moved, rates),
     }
 
 
-def _roofline(
-    flops: float | None, num_bytes: float, *, peak_flop_per_s: float | None, bandwidth_bytes_per_s: float | None
-) -> dict[str, Any]:
-    """Arithmetic intensity, and where the chip's ridge point puts it (when both rates are known)."""
+def _rates(args: argparse.Namespace, model: ModelSpec, gpu: GpuSpec | None, *, gpus: int) -> Rates:
+    """--gpu's rates for the weights' format (or --tflops / --bandwidth-gbs), --mfu and --efficiency, over `gpus`.
+
+    A rate neither given nor known from --gpu is infinite: that roof does not bind.
+    """
+    weights_dtype = args.weight_dtype or model.weights_dtype
+    peak = matmul_peak_flop_per_s(gpu, weights_dtype=weights_dtype) if gpu else math.inf
+    bandwidth = gpu.bandwidth_bytes_per_s if gpu else math.inf
+    return Rates(
+        peak_flop_per_s=args.tflops * units.TFLOP if args.tflops else peak,
+        bandwidth_bytes_per_s=args.bandwidth_gbs * units.GB if args.bandwidth_gbs else bandwidth,
+        mfu=args.mfu,
+        mbu=args.efficiency,
+        gpus=gpus,
+    )
+
+
+def _roofline(flops: float | None, num_bytes: float, rates: Rates) -> dict[str, Any]:
+    """Both terms of the phase time, the arithmetic intensity, and which roof binds (when both rates are known)."""
+    result: dict[str, Any] = {
+        "mbu": rates.mbu,
+        "memory_time_s": float(
+            memory_time_s(num_bytes, bandwidth_bytes_per_s=rates.bandwidth_bytes_per_s, mbu=rates.mbu, gpus=rates.gpus)
+        ),
+    }
     if flops is None:
-        return {}
+        return result
     intensity = float(arithmetic_intensity(flops, num_bytes))
-    result: dict[str, Any] = {"arithmetic_intensity_flop_per_byte": intensity}
-    if peak_flop_per_s and bandwidth_bytes_per_s:
-        ridge = ridge_point(peak_flop_per_s=peak_flop_per_s, bandwidth_bytes_per_s=bandwidth_bytes_per_s)
-        result.update(ridge_point_flop_per_byte=ridge, bound=bound_by(intensity, ridge))
+    result.update(
+        compute_time_s=float(
+            compute_time_s(flops, peak_flop_per_s=rates.peak_flop_per_s, mfu=rates.mfu, gpus=rates.gpus)
+        ),
+        arithmetic_intensity_flop_per_byte=intensity,
+    )
+    both = {"peak_flop_per_s": rates.peak_flop_per_s, "bandwidth_bytes_per_s": rates.bandwidth_bytes_per_s}
+    if all(math.isfinite(rate) for rate in both.values()):
+        knee = effective_ridge_point(**both, mfu=rates.mfu, mbu=rates.mbu)
+        result.update(ridge_point_flop_per_byte=ridge_point(**both), bound=bound_by(intensity, knee))
     return result
 
 
@@ -548,7 +654,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result = RUNNERS[args.command](args)
     except ValueError as error:
-        sys.stderr.write(f"python -m kvcore {args.command}: error: {_one_line(error)}\n")
+        sys.stderr.write(f"python -m kvcore {args.command}: error: {worded(error)}\n")
         return EXIT_BAD_INPUT
     reading = getattr(args, "config_reading", None)
     if reading is not None:
@@ -560,6 +666,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         sys.stdout.write(render_text(args.command, result) + "\n")
     return 0
+
+
+def worded(error: Exception) -> str:
+    """The error on one line, in the CLI's words: a KvError's flag in front (FLAGS), what to give after (REMEDIES).
+
+    >>> worded(KvError("not_positive", "context tokens must be a finite number greater than zero, got 0",
+    ...                name="context tokens", value=0))
+    '--context: context tokens must be a finite number greater than zero, got 0'
+    """
+    line = _one_line(error)
+    if not isinstance(error, KvError):
+        return line
+    name = str(error.fields.get("name", ""))
+    flag = FLAGS.get((error.code, name)) or (FLAGS.get((None, name)) if name else None)
+    remedy = REMEDIES.get(error.code)
+    return f"{flag + ': ' if flag else ''}{line}{': ' + remedy if remedy else ''}"
 
 
 def _one_line(error: Exception) -> str:

@@ -1,7 +1,12 @@
 """Load and validate data/models.csv and data/gpus.csv.
 
 Loaded by a function, never at import time; every row is checked on the way in
-and a bad one raises ValueError naming the file, the row and the field.
+and a bad one raises KvError (a ValueError) naming the file, the row and the field:
+codes ``data_unreadable``, ``data_bad_header``, ``data_field_count``, ``data_no_rows``,
+``data_duplicate_id``, ``data_empty_field``, ``data_not_a_number``, ``data_not_positive``,
+``data_not_whole``, ``data_bad_url``, ``data_bad_category`` and ``data_bad_row``. An error
+of the spec itself (a ModelSpec or GpuSpec check) keeps its own code. Once the row is
+known, every one carries it in ``row`` (file, line and id).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from .dtypes import dtype_name
+from .errors import KvError
 from .hardware import GpuSpec, gpu
 from .model import ModelSpec
 
@@ -81,18 +87,20 @@ def load_gpus(path: str | Path = GPUS_CSV) -> dict[str, GpuSpec]:
 
 
 def _load(path: str | Path, columns: list[str], from_row: Callable[[dict[str, str]], Spec]) -> dict[str, Spec]:
-    """Rows → specs keyed by id; the first bad row raises ValueError naming its line and field."""
+    """Rows → specs keyed by id; the first bad row raises KvError naming its line and field."""
     specs: dict[str, Spec] = {}
     for where, row in _rows(path, columns):
         try:
             spec = from_row(row)
-        except ValueError as error:
-            raise ValueError(f"{where}: {error}") from None
+        except KvError as error:
+            raise KvError(error.code, f"{where}: {error}", **{**error.fields, "row": where}) from None
+        except ValueError as error:  # not raised by kvcore's checks today; still named by its row
+            raise KvError("data_bad_row", f"{where}: {error}", row=where, detail=str(error)) from None
         if spec.id in specs:
-            raise ValueError(f"{where}: duplicate id {spec.id!r}")
+            raise KvError("data_duplicate_id", f"{where}: duplicate id {spec.id!r}", row=where, id=spec.id)
         specs[spec.id] = spec
     if not specs:
-        raise ValueError(f"{Path(path).name}: no rows")
+        raise KvError("data_no_rows", f"{Path(path).name}: no rows", file=Path(path).name)
     return specs
 
 
@@ -101,13 +109,26 @@ def _rows(path: str | Path, columns: list[str]) -> Iterator[tuple[str, dict[str,
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as error:
-        raise ValueError(f"cannot read {path}: {error.strerror}") from None
+        raise KvError(
+            "data_unreadable", f"cannot read {path}: {error.strerror}", file=str(path), reason=str(error.strerror)
+        ) from None
     reader = csv.DictReader(text.splitlines())
     if reader.fieldnames != columns:
-        raise ValueError(f"{path.name}: the header must be exactly: {','.join(columns)}")
+        raise KvError(
+            "data_bad_header",
+            f"{path.name}: the header must be exactly: {','.join(columns)}",
+            file=path.name,
+            columns=",".join(columns),
+        )
     for number, row in enumerate(reader, start=2):
         if None in row or any(value is None for value in row.values()):
-            raise ValueError(f"{path.name} line {number}: expected {len(columns)} fields")
+            raise KvError(
+                "data_field_count",
+                f"{path.name} line {number}: expected {len(columns)} fields",
+                file=path.name,
+                line=number,
+                expected=len(columns),
+            )
         yield f"{path.name} line {number} ({row.get('id', '?')})", row
 
 
@@ -160,7 +181,13 @@ def _gpu_from_row(row: dict[str, str]) -> GpuSpec:
         row, ("id", "name", "vendor", "category", "memory_gib", "bandwidth_gb_s", "bf16_dense_tflops", "source_url")
     )
     if row["category"] not in GPU_CATEGORIES:
-        raise ValueError(f"category must be one of {', '.join(GPU_CATEGORIES)}, got {row['category']!r}")
+        raise KvError(
+            "data_bad_category",
+            f"category must be one of {', '.join(GPU_CATEGORIES)}, got {row['category']!r}",
+            field="category",
+            value=row["category"],
+            known=", ".join(GPU_CATEGORIES),
+        )
     return gpu(
         id=row["id"],
         name=row["name"],
@@ -182,33 +209,41 @@ def _gpu_from_row(row: dict[str, str]) -> GpuSpec:
 def _require(row: dict[str, str], names: tuple[str, ...]) -> None:
     for name in names:
         if not row[name].strip():
-            raise ValueError(f"field {name!r} is empty")
+            raise KvError("data_empty_field", f"field {name!r} is empty", field=name)
 
 
 def _number(row: dict[str, str], name: str, *, default: float | None = None) -> float:
     text = row[name].strip()
     if not text or text.lower() in ("null", "none"):
         if default is None:
-            raise ValueError(f"field {name!r} is empty")
+            raise KvError("data_empty_field", f"field {name!r} is empty", field=name)
         return default
     try:
         value = float(text)
     except ValueError:
-        raise ValueError(f"field {name!r} must be a number, got {text!r}") from None
+        raise KvError(
+            "data_not_a_number", f"field {name!r} must be a number, got {text!r}", field=name, value=text
+        ) from None
     if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"field {name!r} must be a finite number > 0, got {text!r}")
+        raise KvError(
+            "data_not_positive", f"field {name!r} must be a finite number > 0, got {text!r}", field=name, value=text
+        )
     return value
 
 
 def _int(row: dict[str, str], name: str, *, default: int | None = None) -> int:
     value = _number(row, name, default=None if default is None else float(default))
     if value != int(value):
-        raise ValueError(f"field {name!r} must be a whole number, got {row[name]!r}")
+        raise KvError(
+            "data_not_whole", f"field {name!r} must be a whole number, got {row[name]!r}", field=name, value=row[name]
+        )
     return int(value)
 
 
 def _url(row: dict[str, str]) -> str:
     url = row["source_url"].strip()
     if not url.startswith("https://"):
-        raise ValueError(f"source_url must be an https:// address, got {url!r}")
+        raise KvError(
+            "data_bad_url", f"source_url must be an https:// address, got {url!r}", field="source_url", value=url
+        )
     return url

@@ -5,6 +5,8 @@ Bytes per value are floats: INT4 is 0.5 byte, not ``4 // 8 == 0``.
 
 from __future__ import annotations
 
+from .errors import KvError
+
 __all__ = [
     "BYTES_PER_VALUE",
     "bytes_per_value",
@@ -42,7 +44,7 @@ def dtype_name(name: str) -> str:
     key = _ALIASES.get(key, key)
     if key not in BYTES_PER_VALUE:
         known = ", ".join(BYTES_PER_VALUE)
-        raise ValueError(f"unknown dtype {name!r}: use one of {known}")
+        raise KvError("unknown_dtype", f"unknown dtype {name!r}: use one of {known}", value=str(name), known=known)
     return key
 
 
@@ -69,5 +71,7 @@ def grouped_bytes_per_value(
     0.515625
     """
     if group_size <= 0:
-        raise ValueError("group_size must be a positive number of values")
+        raise KvError(
+            "not_positive", "group_size must be a positive number of values", name="group size", value=group_size
+        )
     return bits / 8.0 + (scale_bytes + zero_point_bytes) / group_size

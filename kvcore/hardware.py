@@ -39,9 +39,9 @@ class GpuSpec:
 
     def __post_init__(self) -> None:
         where = f"GPU {self.id!r}"
-        checks.positive(f"{where}: memory", self.memory_bytes)
-        checks.positive(f"{where}: bandwidth", self.bandwidth_bytes_per_s)
-        checks.positive(f"{where}: BF16 dense throughput", self.bf16_dense_flop_per_s)
+        checks.positive("memory", self.memory_bytes, where=where)
+        checks.positive("bandwidth", self.bandwidth_bytes_per_s, where=where)
+        checks.positive("BF16 dense throughput", self.bf16_dense_flop_per_s, where=where)
 
     @property
     def sram_bytes(self) -> float:

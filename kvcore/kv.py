@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from . import checks
+from .errors import KvError
 from .model import LayerSpec, ModelSpec
 
 __all__ = [
@@ -29,7 +30,6 @@ __all__ = [
     "kv_heads_per_gpu",
     "layer_cached_tokens",
     "layer_values_per_token",
-    "max_context_tokens",
     "mha_equivalent_bytes_per_token",
     "saving_vs_mha",
     "sequence_kv_bytes",
@@ -51,8 +51,11 @@ def kv_heads_per_gpu(num_key_value_heads: int, tp: int = 1) -> int:
     """
     tp = checks.whole("tensor parallel size", tp)
     if num_key_value_heads % tp and tp % num_key_value_heads:
-        raise ValueError(
-            f"tensor parallel size {tp} must divide the {num_key_value_heads} KV heads or be a multiple of them"
+        raise KvError(
+            "tp_not_dividing",
+            f"tensor parallel size {tp} must divide the {num_key_value_heads} KV heads or be a multiple of them",
+            tp=tp,
+            kv_heads=num_key_value_heads,
         )
     return max(num_key_value_heads // tp, 1)
 
@@ -213,44 +216,3 @@ def kv_cache_bytes_by_kind(
             cached = cached + n * layer.linear_state_values * state_bytes_per_value / checks.whole("tp", tp)
         parts[layer.kind] = parts.get(layer.kind, 0.0) + cached * users
     return parts
-
-
-def max_context_tokens(
-    model: ModelSpec,
-    *,
-    kv_budget_bytes: float,
-    concurrency: int = 1,
-    bytes_per_value: float = 2.0,
-    tp: int = 1,
-    limit_tokens: int = 1 << 40,
-) -> int:
-    """The longest context each of `concurrency` sequences can have within the KV budget.
-
-    Largest whole s with B · sequence_kv_bytes(s) ≤ budget. The cache never shrinks
-    as s grows, so a search works: each round evaluates 64 evenly spaced contexts at
-    once (numpy) and keeps the gap where the fit ends, about 7 rounds for 2**40 tokens.
-    Sliding-window and linear layers make it larger than budget / (B · bytes_per_token);
-    when only those layers grow, `limit_tokens` is returned (no limit). 0 if not even
-    one token fits.
-    """
-    checks.whole("concurrency", concurrency)
-
-    def fits(tokens: np.ndarray) -> np.ndarray:
-        need = concurrency * sequence_kv_bytes(model, context_tokens=tokens, bytes_per_value=bytes_per_value, tp=tp)
-        return np.asarray(need <= kv_budget_bytes)
-
-    if not fits(np.array([1]))[0]:
-        return 0
-    low, high = 1, int(limit_tokens)  # low fits; the answer lies in [low, high]
-    while low < high:
-        candidates = np.unique(np.linspace(low, high, _SEARCH_POINTS).round().astype(np.int64))
-        fitting = fits(candidates)
-        last = int(np.flatnonzero(fitting)[-1])  # candidates[0] = low fits
-        if last == candidates.size - 1:
-            return int(candidates[last])
-        low, high = int(candidates[last]), int(candidates[last + 1]) - 1
-    return low
-
-
-#: Contexts evaluated per round of ``max_context_tokens``'s search.
-_SEARCH_POINTS = 65

@@ -1,4 +1,8 @@
-"""GPU memory: weights, the KV budget, and the seed's sizing rule."""
+"""What one GPU must hold: the weights, the KV cache beside them, and when the cache catches up.
+
+The budget that leaves the KV pool is :mod:`kvcore.budget`; what the pool holds is
+:mod:`kvcore.capacity`. This module is the demand side: weights + cache + overhead.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from . import checks
+from .errors import KvError
 from .kv import (
     kv_cache_bytes,
     layer_values_per_token,
@@ -22,13 +27,8 @@ __all__ = [
     "MemoryBreakdown",
     "break_even_context_tokens",
     "break_even_users",
-    "context_per_user",
-    "gpus_needed",
-    "kv_budget_bytes",
-    "max_users",
     "mha_cache_bytes",
     "model_weights_bytes",
-    "tokens_that_fit",
     "total_memory_bytes",
     "weights_bytes",
 ]
@@ -50,41 +50,8 @@ def weights_bytes(params: float, *, bytes_per_param: float = 2.0) -> float:
 def model_weights_bytes(model: ModelSpec, *, bytes_per_param: float = 2.0, tp: int = 1) -> float:
     """Weights of `model` on one of `tp` GPUs: total_params · b / tp."""
     if model.total_params is None:
-        raise ValueError(
-            f"the parameter count of {model.name!r} is unknown: give the weights' size (--weights-gib) or --params-b"
-        )
+        raise KvError("params_unknown", f"the parameter count of {model.name!r} is unknown", model=model.name)
     return weights_bytes(model.total_params, bytes_per_param=bytes_per_param) / checks.whole("tp", tp)
-
-
-def kv_budget_bytes(
-    *, memory_bytes: float, utilization: float = 0.9, weights_bytes: float, overhead_bytes: float = 0.0
-) -> float:
-    """Memory left for the KV cache: VRAM · u − weights − overhead (negative: the weights do not fit).
-
-    The numerator of the seed's sizing rule (seed 000, "A regra de dimensionamento"):
-    the engine may use a fraction u of the card, then weights and a real overhead
-    (activations, buffers, CUDA graphs, fragmentation) come off the top.
-    """
-    checks.positive("GPU memory", memory_bytes)
-    checks.fraction("GPU memory utilization", utilization)
-    checks.positive("weights", weights_bytes, allow_zero=True)
-    checks.positive("overhead", overhead_bytes, allow_zero=True)
-    return memory_bytes * utilization - weights_bytes - overhead_bytes
-
-
-def tokens_that_fit(*, kv_budget_bytes: float, bytes_per_token: float) -> float:
-    """Tokens, summed over all live sequences, that the KV budget holds.
-
-    Formula: floor(max(budget, 0) / bytes_per_token)  (seed 000's sizing rule).
-    """
-    checks.positive("bytes per token", bytes_per_token)
-    return float(np.floor(max(kv_budget_bytes, 0.0) / bytes_per_token))
-
-
-def context_per_user(*, tokens: ArrayLike, concurrency: ArrayLike) -> np.ndarray:
-    """Average context each user can have: tokens that fit / concurrent users."""
-    checks.positive("concurrency", concurrency)
-    return np.floor(np.asarray(tokens, dtype=float) / np.asarray(concurrency, dtype=float))
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,16 +70,6 @@ class MemoryBreakdown:
     def fits(self, memory_bytes: float, utilization: float = 1.0) -> bool:
         """True if the total fits in memory_bytes · utilization."""
         return self.total_bytes <= memory_bytes * utilization
-
-
-def max_users(*, kv_budget_bytes: float, sequence_bytes: ArrayLike) -> np.ndarray:
-    """Whole sequences of a given size that fit in the budget: floor(budget / sequence bytes).
-
-    A 12 GB card with a 9 GB model and 20k-token PDFs at 128 KiB/token holds one
-    (2.44 GiB each) and not two (seed 000's OOM story).
-    """
-    checks.positive("sequence bytes", sequence_bytes)
-    return np.floor(np.maximum(kv_budget_bytes, 0.0) / np.asarray(sequence_bytes, dtype=float))
 
 
 def total_memory_bytes(
@@ -225,15 +182,3 @@ def mha_cache_bytes(
     checks.positive("concurrency", concurrency, allow_zero=True)
     per_token = mha_equivalent_bytes_per_token(model, bytes_per_value=bytes_per_value)
     return per_token * np.asarray(context_tokens, dtype=float) * np.asarray(concurrency, dtype=float)
-
-
-def gpus_needed(*, total_bytes: ArrayLike, memory_bytes: float) -> np.ndarray:
-    """GPUs whose memory adds up to `total_bytes`: ceil(total / memory per GPU).
-
-    Bytes only: tensor parallelism also replicates some parts and every GPU needs its
-    own overhead, so real deployments need at least this many. Seed 002: Llama 3 70B
-    in FP16 with a 128k MHA cache, about 460 GB, on 80 GB H100s: 6.
-    """
-    checks.positive("total", total_bytes, allow_zero=True)
-    checks.positive("GPU memory", memory_bytes)
-    return np.ceil(np.asarray(total_bytes, dtype=float) / memory_bytes)

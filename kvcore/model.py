@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from . import checks
+from .errors import KvError
 
 __all__ = [
     "LAYER_KINDS",
@@ -89,35 +90,49 @@ class ModelSpec:
 
     def __post_init__(self) -> None:
         where = f"model {self.id!r}"
-        checks.whole(f"{where}: num_hidden_layers", self.num_hidden_layers)
-        checks.whole(f"{where}: num_attention_heads", self.num_attention_heads)
-        checks.whole(f"{where}: num_key_value_heads", self.num_key_value_heads)
-        checks.whole(f"{where}: head_dim", self.head_dim)
+        checks.whole("num_hidden_layers", self.num_hidden_layers, where=where)
+        checks.whole("num_attention_heads", self.num_attention_heads, where=where)
+        checks.whole("num_key_value_heads", self.num_key_value_heads, where=where)
+        checks.whole("head_dim", self.head_dim, where=where)
         if self.num_attention_heads % self.num_key_value_heads:
-            raise ValueError(
+            raise KvError(
+                "kv_heads_not_dividing",
                 f"{where}: num_key_value_heads ({self.num_key_value_heads}) must divide "
-                f"num_attention_heads ({self.num_attention_heads}); each KV head serves a whole group of query heads"
+                f"num_attention_heads ({self.num_attention_heads}); each KV head serves a whole group of query heads",
+                model=self.id,
+                kv_heads=self.num_key_value_heads,
+                heads=self.num_attention_heads,
             )
         kinds = layer_kinds(self.layer_pattern, self.num_hidden_layers)
         if "sliding" in kinds:
             if not self.sliding_window:
-                raise ValueError(f"{where}: the layer pattern has sliding layers, so give sliding_window (tokens)")
-            checks.whole(f"{where}: sliding_window", self.sliding_window)
+                raise KvError(
+                    "sliding_window_missing",
+                    f"{where}: the layer pattern has sliding layers, so give sliding_window (tokens)",
+                    model=self.id,
+                )
+            checks.whole("sliding_window", self.sliding_window, where=where)
         if "mla" in kinds:
-            checks.whole(f"{where}: kv_lora_rank", self.kv_lora_rank)
-            checks.whole(f"{where}: qk_rope_head_dim", self.qk_rope_head_dim, minimum=0)
+            checks.whole("kv_lora_rank", self.kv_lora_rank, where=where)
+            checks.whole("qk_rope_head_dim", self.qk_rope_head_dim, minimum=0, where=where)
         if "linear" in kinds:
-            checks.whole(f"{where}: linear_state_values", self.linear_state_values, minimum=0)
+            checks.whole("linear_state_values", self.linear_state_values, minimum=0, where=where)
         for name in ("total_params", "active_params"):
             value = getattr(self, name)
             if value is not None:
-                checks.positive(f"{where}: {name}", value)
+                checks.positive(name, value, where=where)
         if (
             self.total_params is not None
             and self.active_params is not None
             and self.active_params > self.total_params * (1 + 1e-9)
         ):
-            raise ValueError(f"{where}: active_params cannot exceed total_params")
+            raise KvError(
+                "active_exceeds_total",
+                f"{where}: active_params cannot exceed total_params",
+                model=self.id,
+                active_params=self.active_params,
+                total_params=self.total_params,
+            )
         layers = tuple(
             LayerSpec(
                 kind=kind,
@@ -172,13 +187,16 @@ def layer_kinds(pattern: str, num_layers: int) -> tuple[LayerKind, ...]:
     for item in items:
         match = _PATTERN_ITEM.match(item)
         if not match or (match.group(2) is not None and int(match.group(2)) < 1):
-            raise ValueError(
+            raise KvError(
+                "bad_layer_pattern",
                 f"unknown layer pattern item {item!r} in {pattern!r}: use full, sliding, mla or linear, "
-                "optionally with *N, separated by commas (e.g. 'sliding*5,full')"
+                "optionally with *N, separated by commas (e.g. 'sliding*5,full')",
+                item=item,
+                pattern=str(pattern),
             )
         cycle.extend([match.group(1)] * int(match.group(2) or 1))  # type: ignore[list-item]
     if not cycle:
-        raise ValueError("the layer pattern is empty: use e.g. 'full'")
+        raise KvError("empty_layer_pattern", "the layer pattern is empty: use e.g. 'full'")
     return tuple(cycle[i % len(cycle)] for i in range(num_layers))
 
 
@@ -208,7 +226,12 @@ def uniform_model(
     elif sliding_layers:
         sliding = checks.whole("sliding layers", sliding_layers)
         if sliding > layers:
-            raise ValueError(f"sliding layers ({sliding}) cannot exceed layers ({layers})")
+            raise KvError(
+                "sliding_layers_exceed_layers",
+                f"sliding layers ({sliding}) cannot exceed layers ({layers})",
+                sliding=sliding,
+                layers=layers,
+            )
         pattern = f"sliding*{sliding}" + (f",full*{layers - sliding}" if sliding < layers else "")
     else:
         pattern = "full"

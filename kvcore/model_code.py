@@ -23,7 +23,8 @@ mla, ``l`` linear): ``sliding*5,full`` → ``s5f``. After the last ``~`` comes t
 name (cut to 60 characters): letters, digits, ``.`` and ``-`` as they are, any
 other byte of its UTF-8 as ``_`` + two hex digits (a space is ``_20``). Only
 letters, digits and ``-_.~`` appear, so the code needs no escaping in a URL.
-Decoding never raises anything but ValueError, with a message that says what is wrong.
+Decoding never raises anything but KvError (a ValueError) with a code ``model_code_*``
+(or ``pattern_not_codable`` when encoding), its fields and a message that says what is wrong.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .dtypes import BYTES_PER_VALUE, dtype_name
+from .errors import KvError
 from .model import ModelSpec
 
 __all__ = [
@@ -103,26 +105,44 @@ def model_to_code(model: ModelSpec) -> str:
 
 
 def model_from_code(text: str) -> ModelSpec:
-    """The ModelSpec a code describes; ValueError with a clear message for anything malformed.
+    """The ModelSpec a code describes; KvError (model_code_*) with a clear message for anything malformed.
 
     >>> model_from_code("kv1~L24_h64_k8_d64_psf_w128~gpt-oss-20b").layer_pattern
     'sliding,full'
     """
     if not isinstance(text, str):
-        raise ValueError("a model code is text such as 'kv1~L32_h32_k8_d128~My_20model'")
+        raise KvError("model_code_not_text", "a model code is text such as 'kv1~L32_h32_k8_d128~My_20model'")
     if len(text) > MAX_CODE_CHARS:
-        raise ValueError(f"the model code is {len(text):,} characters long; a valid one has at most {MAX_CODE_CHARS}")
+        raise KvError(
+            "model_code_too_long",
+            f"the model code is {len(text):,} characters long; a valid one has at most {MAX_CODE_CHARS}",
+            length=len(text),
+            maximum=MAX_CODE_CHARS,
+        )
     if not _ALLOWED.match(text):
-        raise ValueError("the model code may hold only letters, digits and - _ . ~ (it was changed on the way?)")
+        raise KvError(
+            "model_code_bad_characters",
+            "the model code may hold only letters, digits and - _ . ~ (it was changed on the way?)",
+        )
     parts = text.split("~")
     if len(parts) != 3 or parts[0] != VERSION:
-        raise ValueError(f"not a model code: expected '{VERSION}~fields~name', got {text[:40]!r}")
+        raise KvError(
+            "model_code_not_a_code",
+            f"not a model code: expected '{VERSION}~fields~name', got {text[:40]!r}",
+            expected=f"{VERSION}~fields~name",
+            value=text[:40],
+        )
     values = _fields(parts[1])
     name = _name_from_code(parts[2])
     try:
         return ModelSpec(id=name, name=name, **values)
     except (ValueError, TypeError, OverflowError) as error:
-        raise ValueError(f"the model code describes an impossible model: {error}") from None
+        raise KvError(
+            "model_code_impossible",
+            f"the model code describes an impossible model: {error}",
+            detail=str(error),
+            cause=error if isinstance(error, KvError) else None,
+        ) from None
 
 
 def pattern_code(pattern: str) -> str:
@@ -138,7 +158,11 @@ def pattern_code(pattern: str) -> str:
     for item in pattern.split(","):
         kind, star, count = item.partition("*")
         if kind not in _KIND_LETTERS or (star and not (count.isascii() and count.isdigit())):
-            raise ValueError(f"pattern {pattern!r} cannot be coded: use items such as 'sliding*5' or 'full'")
+            raise KvError(
+                "pattern_not_codable",
+                f"pattern {pattern!r} cannot be coded: use items such as 'sliding*5' or 'full'",
+                pattern=pattern,
+            )
         runs.append(_KIND_LETTERS[kind] + count)
     return "".join(runs)
 
@@ -151,18 +175,27 @@ def pattern_from_code(code: str) -> str:
     while position < len(code):
         match = _RUN.match(code, position)
         if not match:
-            raise ValueError(f"bad layer pattern {code[:30]!r}: use f, s, m, l with counts, e.g. 's5f'")
+            raise KvError(
+                "model_code_bad_pattern",
+                f"bad layer pattern {code[:30]!r}: use f, s, m, l with counts, e.g. 's5f'",
+                pattern=code[:30],
+            )
         digits = match.group(2)
         if len(digits) > 6 or (digits and int(digits) < 1):
-            raise ValueError(f"bad count in the layer pattern {code[:30]!r}")
+            raise KvError("model_code_bad_count", f"bad count in the layer pattern {code[:30]!r}", pattern=code[:30])
         total += int(digits) if digits else 1
         if total > MAX_CYCLE_LAYERS:
-            raise ValueError(f"the layer pattern {code[:30]!r} describes more than {MAX_CYCLE_LAYERS:,} layers")
+            raise KvError(
+                "model_code_too_many_layers",
+                f"the layer pattern {code[:30]!r} describes more than {MAX_CYCLE_LAYERS:,} layers",
+                pattern=code[:30],
+                maximum=MAX_CYCLE_LAYERS,
+            )
         kind = _LETTER_KINDS[match.group(1)]
         items.append(f"{kind}*{digits}" if digits else kind)
         position = match.end()
     if not items:
-        raise ValueError("the layer pattern in the model code is empty")
+        raise KvError("model_code_empty_pattern", "the layer pattern in the model code is empty")
     return ",".join(items)
 
 
@@ -172,10 +205,10 @@ def _fields(text: str) -> dict[str, Any]:
     seen: set[str] = set()
     for token in text.split("_") if text else []:
         if len(token) < 2:
-            raise ValueError(f"empty field {token!r} in the model code")
+            raise KvError("model_code_empty_field", f"empty field {token!r} in the model code", field=token)
         key, value = token[0], token[1:]
         if key in seen:
-            raise ValueError(f"field {key!r} appears twice in the model code")
+            raise KvError("model_code_repeated_field", f"field {key!r} appears twice in the model code", field=key)
         seen.add(key)
         if key in _INT_FIELDS:
             name, low, high = _INT_FIELDS[key]
@@ -186,13 +219,19 @@ def _fields(text: str) -> dict[str, Any]:
             values["layer_pattern"] = value
         elif key == "t":
             if value.lower() not in BYTES_PER_VALUE:
-                raise ValueError(f"unknown weights format {value!r}: use one of {', '.join(BYTES_PER_VALUE)}")
+                raise KvError(
+                    "model_code_unknown_format",
+                    f"unknown weights format {value!r}: use one of {', '.join(BYTES_PER_VALUE)}",
+                    value=value,
+                    known=", ".join(BYTES_PER_VALUE),
+                )
             values["weights_dtype"] = dtype_name(value)
         else:
-            raise ValueError(f"unknown field {key!r} in the model code")
+            raise KvError("model_code_unknown_field", f"unknown field {key!r} in the model code", field=key)
     missing = [key for key in _REQUIRED if _INT_FIELDS[key][0] not in values]
     if missing:
-        raise ValueError(f"the model code lacks {', '.join(_INT_FIELDS[key][0] for key in missing)}")
+        lacking = ", ".join(_INT_FIELDS[key][0] for key in missing)
+        raise KvError("model_code_missing_fields", f"the model code lacks {lacking}", missing=lacking)
     if "layer_pattern" in values:
         values["layer_pattern"] = pattern_from_code(str(values["layer_pattern"]))
     return values
@@ -200,19 +239,43 @@ def _fields(text: str) -> dict[str, Any]:
 
 def _whole(name: str, text: str, low: int, high: int) -> int:
     if not text.isdigit() or len(text) > 15:
-        raise ValueError(f"{name} must be a whole number in the model code, got {text[:20]!r}")
+        raise KvError(
+            "model_code_not_whole",
+            f"{name} must be a whole number in the model code, got {text[:20]!r}",
+            name=name,
+            value=text[:20],
+        )
     number = int(text)
     if not low <= number <= high:
-        raise ValueError(f"{name} must be between {low:,} and {high:,}, got {number:,}")
+        raise KvError(
+            "model_code_out_of_range",
+            f"{name} must be between {low:,} and {high:,}, got {number:,}",
+            name=name,
+            value=number,
+            minimum=low,
+            maximum=high,
+        )
     return number
 
 
 def _params(name: str, text: str) -> float:
     if not re.fullmatch(r"\d+(\.\d+)?(e-?\d+)?", text) or len(text) > 30:
-        raise ValueError(f"{name} must be a number in the model code, got {text[:20]!r}")
+        raise KvError(
+            "model_code_not_a_number",
+            f"{name} must be a number in the model code, got {text[:20]!r}",
+            name=name,
+            value=text[:20],
+        )
     value = float(text)
     if not math.isfinite(value) or value <= 0 or value > _MAX_PARAMS:
-        raise ValueError(f"{name} must be between 0 and 1e16, got {text[:20]!r}")
+        raise KvError(
+            "model_code_out_of_range",
+            f"{name} must be between 0 and 1e16, got {text[:20]!r}",
+            name=name,
+            value=text[:20],
+            minimum=0,
+            maximum=_MAX_PARAMS,
+        )
     return value
 
 
@@ -238,18 +301,29 @@ def _name_from_code(text: str) -> str:
         if char == "_":
             pair = text[position + 1 : position + 3]
             if len(pair) != 2 or not re.fullmatch(r"[0-9A-F]{2}", pair):
-                raise ValueError("bad escape in the model name: '_' must be followed by two upper-case hex digits")
+                raise KvError(
+                    "model_code_bad_escape",
+                    "bad escape in the model name: '_' must be followed by two upper-case hex digits",
+                )
             data.append(int(pair, 16))
             position += 3
         elif _NAME_SAFE.match(char):
             data.extend(char.encode())
             position += 1
         else:
-            raise ValueError(f"character {char!r} cannot appear in the model name part of a code")
+            raise KvError(
+                "model_code_bad_name_character",
+                f"character {char!r} cannot appear in the model name part of a code",
+                character=char,
+            )
     try:
         name = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ValueError("the model name in the code is not valid UTF-8") from None
+        raise KvError("model_code_name_not_utf8", "the model name in the code is not valid UTF-8") from None
     if len(name) > MAX_NAME_CHARS:
-        raise ValueError(f"the model name in the code is longer than {MAX_NAME_CHARS} characters")
+        raise KvError(
+            "model_code_name_too_long",
+            f"the model name in the code is longer than {MAX_NAME_CHARS} characters",
+            maximum=MAX_NAME_CHARS,
+        )
     return name

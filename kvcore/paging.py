@@ -30,16 +30,15 @@ from typing import Any, Literal
 import numpy as np
 
 from . import checks
+from .capacity import DEFAULT_BLOCK_SIZE
+from .errors import KvError
 from .model import ModelSpec
-from .speed import prefill_flops, prefill_time_s
-from .vllm import DEFAULT_BLOCK_SIZE
+from .timing import prefill_flops, prefill_time_s
 
 __all__ = [
     "SCHEMES",
-    "SHAREGPT_ON_OPT",
     "AllocationReport",
     "BlockMap",
-    "LengthPreset",
     "PrefixMemory",
     "PrefixPrefill",
     "PromptCacheCost",
@@ -62,25 +61,6 @@ SCHEMES: tuple[Scheme, ...] = ("contiguous", "paged")
 
 
 # --- Part 3: contiguous reservation against blocks on demand -------------------------------------------
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class LengthPreset:
-    """A request-length distribution a page can offer as a preset (arguments of ``request_lengths_tokens``)."""
-
-    n_requests: int
-    mean_tokens: float
-    spread: float
-    max_model_len: int
-    block_size: int = DEFAULT_BLOCK_SIZE
-    seed: int = 0
-
-
-#: The vLLM paper's setting: OPT models (max_model_len 2,048) serving ShareGPT, whose
-#: requests average 161.31 input + 337.99 output ≈ 499 tokens (Kwon et al. 2023, Fig. 11).
-#: 499 / 2,048 ≈ 24 % of each contiguous slab holds tokens: about 76 % is wasted, inside
-#: the paper's 60–80 %, while 16-token blocks waste about 1.5 %.
-SHAREGPT_ON_OPT = LengthPreset(n_requests=1000, mean_tokens=499.0, spread=0.8, max_model_len=2048)
 
 
 def request_lengths_tokens(
@@ -126,7 +106,12 @@ def reserved_tokens(
         return np.full_like(lengths, max_model_len)
     if scheme == "paged":
         return -(-lengths // bs) * bs
-    raise ValueError(f"scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}")
+    raise KvError(
+        "unknown_scheme",
+        f"scheme must be one of {', '.join(SCHEMES)}, got {scheme!r}",
+        value=str(scheme),
+        known=", ".join(SCHEMES),
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -292,11 +277,16 @@ def _lengths(lengths_tokens: ArrayLike, max_model_len: int) -> np.ndarray:
     lengths = np.atleast_1d(np.asarray(lengths_tokens))
     checks.positive("request length", lengths)
     if lengths.size == 0:
-        raise ValueError("give at least one request length")
+        raise KvError("no_requests", "give at least one request length")
     if lengths.ndim != 1 or np.any(lengths != np.round(lengths)):
-        raise ValueError("request lengths must be a list of whole numbers of tokens")
+        raise KvError("lengths_not_whole", "request lengths must be a list of whole numbers of tokens")
     if np.any(lengths > max_len):
-        raise ValueError(f"a request of {int(lengths.max())} tokens is longer than max model length {max_len}")
+        raise KvError(
+            "request_too_long",
+            f"a request of {int(lengths.max())} tokens is longer than max model length {max_len}",
+            tokens=int(lengths.max()),
+            max_model_len=max_len,
+        )
     return lengths.astype(np.int64)
 
 
@@ -304,7 +294,13 @@ def _block_sizes(block_size: ArrayLike) -> np.ndarray:
     """Validated block size(s) as floats: whole numbers ≥ 1 (a number or an array)."""
     sizes = np.asarray(checks.positive("block size", block_size), dtype=float)
     if np.any(sizes != np.round(sizes)):
-        raise ValueError(f"block size must be a whole number of tokens, got {block_size!r}")
+        raise KvError(
+            "not_whole",
+            f"block size must be a whole number of tokens, got {block_size!r}",
+            name="block size",
+            value=float(sizes[sizes != np.round(sizes)].flat[0]),
+            minimum=1,
+        )
     return sizes
 
 

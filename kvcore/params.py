@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .hf_config import (
+from .config_fields import (
     MAX_EXPERTS,
     MAX_HEAD_DIM,
     MAX_HEADS,
@@ -42,12 +42,12 @@ from .hf_config import (
     MAX_LAYERS,
     MAX_TOKENS,
     MAX_VOCAB,
-    ConfigError,
     ConfigFields,
     Layout,
     fields_of,
     layout_of,
 )
+from .errors import ConfigError
 
 __all__ = [
     "ParamCount",
@@ -89,7 +89,7 @@ def count_params(config: Mapping[str, Any]) -> ParamCount:
 
 
 def params_from_fields(fields: ConfigFields) -> ParamCount:
-    """Count parameters from a config already wrapped by :func:`kvcore.hf_config.fields_of`."""
+    """Count parameters from a config already wrapped by :func:`kvcore.config_fields.fields_of`."""
     layout = layout_of(fields)
     family = fields.family_key if fields.family else "unknown"
     if family == "gpt2":

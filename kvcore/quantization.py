@@ -20,6 +20,7 @@ import numpy as np
 
 from . import checks
 from .dtypes import dtype_name, grouped_bytes_per_value
+from .errors import KvError
 
 __all__ = [
     "FP8_E4M3_MANTISSA_BITS",
@@ -73,7 +74,12 @@ def stored_bytes_per_value(fmt: str, *, group_size: int = 128, scale_bytes: floa
         bits = 8 if name == "int8" else 4
         return grouped_bytes_per_value(bits, group_size=group_size, scale_bytes=scale_bytes)
     if name not in ("fp32", "fp16", "bf16", "fp8"):
-        raise ValueError(f"{fmt!r} is not a KV cache format: use one of {', '.join(KV_FORMATS)} or fp16")
+        raise KvError(
+            "not_a_kv_format",
+            f"{fmt!r} is not a KV cache format: use one of {', '.join(KV_FORMATS)} or fp16",
+            value=str(fmt),
+            known=f"{', '.join(KV_FORMATS)}, fp16",
+        )
     return {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0}[name]
 
 
@@ -143,14 +149,26 @@ def int_round_trip(values: ArrayLike, *, bits: int, group_size: int, axis: str =
     """
     x = np.asarray(values, dtype=np.float64)
     if x.ndim != 2:
-        raise ValueError(f"expected a (tokens, channels) tensor, got shape {x.shape}")
+        raise KvError(
+            "bad_tensor_shape", f"expected a (tokens, channels) tensor, got shape {x.shape}", shape=str(x.shape)
+        )
     if axis not in SCALE_AXES:
-        raise ValueError(f"axis must be one of {', '.join(SCALE_AXES)}, got {axis!r}")
+        raise KvError(
+            "unknown_scale_axis",
+            f"axis must be one of {', '.join(SCALE_AXES)}, got {axis!r}",
+            value=str(axis),
+            known=", ".join(SCALE_AXES),
+        )
     bits = checks.whole("bits", bits, minimum=2)
     group_size = checks.whole("group size", group_size)
     rows = x if axis == "token" else x.T  # groups run along the last axis
     if rows.shape[1] % group_size:
-        raise ValueError(f"group size {group_size} must divide the {rows.shape[1]} values it groups")
+        raise KvError(
+            "group_size_not_dividing",
+            f"group size {group_size} must divide the {rows.shape[1]} values it groups",
+            group_size=group_size,
+            values=rows.shape[1],
+        )
     groups = rows.reshape(rows.shape[0], -1, group_size)
     top = float(2 ** (bits - 1) - 1)
     peak = np.max(np.abs(groups), axis=-1, keepdims=True)
@@ -174,7 +192,12 @@ def round_trip(values: ArrayLike, fmt: str, *, group_size: int = 128, axis: str 
         return fp8_round_trip(values)
     if name in ("int8", "int4"):
         return int_round_trip(values, bits=8 if name == "int8" else 4, group_size=group_size, axis=axis)
-    raise ValueError(f"{fmt!r} is not a KV cache format: use one of {', '.join(KV_FORMATS)} or fp16")
+    raise KvError(
+        "not_a_kv_format",
+        f"{fmt!r} is not a KV cache format: use one of {', '.join(KV_FORMATS)} or fp16",
+        value=str(fmt),
+        known=f"{', '.join(KV_FORMATS)}, fp16",
+    )
 
 
 # ---------------------------------------------------------------- how much was lost
@@ -186,7 +209,7 @@ def relative_rms_error(original: ArrayLike, restored: ArrayLike) -> float:
     error = x - np.asarray(restored, dtype=np.float64)
     signal = float(np.sqrt(np.mean(x**2)))
     if signal == 0:
-        raise ValueError("the original tensor is all zeros: a relative error is undefined")
+        raise KvError("all_zeros", "the original tensor is all zeros: a relative error is undefined")
     return float(np.sqrt(np.mean(error**2))) / signal
 
 
@@ -208,7 +231,12 @@ def outlier_channel_indices(*, channels: int = 128, outlier_channels: int = 4, s
     """Which channels of the synthetic keys are outliers (sorted, chosen by the seeded generator)."""
     checks.whole("outlier channels", outlier_channels, minimum=0)
     if outlier_channels > channels:
-        raise ValueError(f"cannot pick {outlier_channels} outlier channels out of {channels}")
+        raise KvError(
+            "too_many_outliers",
+            f"cannot pick {outlier_channels} outlier channels out of {channels}",
+            outliers=outlier_channels,
+            channels=channels,
+        )
     chosen = np.random.default_rng([seed, 1]).choice(channels, size=outlier_channels, replace=False)
     return np.sort(chosen)
 

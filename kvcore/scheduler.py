@@ -31,6 +31,16 @@ generated are prefilled again; ``swap`` (vLLM V0's ``PreemptionMode.SWAP``) copi
 the blocks to CPU memory and back when the request is readmitted, at a transfer
 cost per block, and keeps the computed tokens.
 
+How the code reads: ``simulate`` runs an ``_Engine``, whose state is the
+scheduler's (``waiting``, ``running``, the pool's ``free_blocks``, the clock
+``now_s``) plus one ``_RequestState``: every request's counters (vLLM's
+``Request``) as named numpy arrays, so a whole batch updates in one operation.
+Each engine step is one ``EngineCore.step`` (vllm/v1/engine/core.py): schedule
+(``_schedule_running``, ``_schedule_waiting``, ``_preempt``), run the forward
+pass (``_execute``), sample (``_sample``, vLLM's ``update_from_output``), free
+the finished (``_finish``), let arrivals in (``_add_arrivals``, vLLM's
+``add_request``).
+
 Simplifications, each on purpose:
 
 * No prefix caching, speculative decoding, ``long_prefill_token_threshold`` or
@@ -46,22 +56,29 @@ Simplifications, each on purpose:
   decisions are those of step-by-step simulation (``fast_forward=False``) and the
   times agree to float rounding (about 1e-13 s), and the
   timeline then has one row per run, whose ``steps`` column says how many.
+
+The lesson's scenarios (a right-sized pool, a too-small one) are course
+material: :mod:`course.scheduler_presets`.
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+import kvcore  # block_bytes, num_blocks, kv_bytes_per_token: looked up at call time, wherever kvcore keeps them
+
 from . import checks
-from .hardware import GpuSpec
-from .kv import kv_bytes_per_token
-from .model import ModelSpec
-from .vllm import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_BATCHED_TOKENS, block_bytes, num_blocks
+from .capacity import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_BATCHED_TOKENS
+from .errors import KvError
+
+if TYPE_CHECKING:
+    from .hardware import GpuSpec
+    from .model import ModelSpec
 
 __all__ = [
     "RequestOutcomes",
@@ -84,7 +101,6 @@ PreemptionMode = Literal["recompute", "swap"]
 LengthDistribution = Literal["lognormal", "uniform", "fixed"]
 PREEMPTION_MODES: tuple[str, ...] = ("recompute", "swap")
 LENGTH_DISTRIBUTIONS: tuple[str, ...] = ("lognormal", "uniform", "fixed")
-PRESETS: tuple[str, ...] = ("right-sized", "too-small")
 #: vLLM's ``max_num_seqs`` default for ``vllm serve`` (vllm/engine/arg_utils.py).
 DEFAULT_MAX_NUM_SEQS = 256
 
@@ -121,8 +137,11 @@ class Workload:
         checks.whole("max model length (tokens)", self.max_model_len, minimum=2)
         checks.whole("seed", self.seed, minimum=0)
         if self.distribution not in LENGTH_DISTRIBUTIONS:
-            raise ValueError(
-                f"length distribution must be one of {', '.join(LENGTH_DISTRIBUTIONS)}, got {self.distribution!r}"
+            raise KvError(
+                "unknown_distribution",
+                f"length distribution must be one of {', '.join(LENGTH_DISTRIBUTIONS)}, got {self.distribution!r}",
+                value=str(self.distribution),
+                known=LENGTH_DISTRIBUTIONS,
             )
 
 
@@ -139,19 +158,23 @@ class Requests:
         prompt = np.asarray(self.prompt_tokens)
         output = np.asarray(self.output_tokens)
         if not (arrival.ndim == prompt.ndim == output.ndim == 1) or not (arrival.size == prompt.size == output.size):
-            raise ValueError(
+            raise KvError(
+                "trace_shape",
                 "arrival_s, prompt_tokens and output_tokens must be 1-D arrays of the same length, "
-                f"got {arrival.shape}, {prompt.shape} and {output.shape}"
+                f"got {arrival.shape}, {prompt.shape} and {output.shape}",
+                shapes=(arrival.shape, prompt.shape, output.shape),
             )
         if arrival.size == 0:
-            raise ValueError("the trace is empty: give at least one request")
+            raise KvError("no_requests", "the trace is empty: give at least one request")
         checks.positive("arrival time (s)", arrival, allow_zero=True)
         if np.any(np.diff(arrival) < 0):
-            raise ValueError("arrival times must be sorted (non-decreasing): sort the trace by arrival_s")
+            raise KvError(
+                "arrivals_unsorted", "arrival times must be sorted (non-decreasing): sort the trace by arrival_s"
+            )
         for name, values in (("prompt length (tokens)", prompt), ("output length (tokens)", output)):
             as_float = np.asarray(values, dtype=float) if values.dtype.kind in "iuf" else None
             if as_float is None or np.any(~np.isfinite(as_float) | (as_float < 1) | (as_float != np.round(as_float))):
-                raise ValueError(f"every {name} must be a whole number ≥ 1")
+                raise KvError("lengths_not_whole", f"every {name} must be a whole number ≥ 1", name=name)
         object.__setattr__(self, "arrival_s", arrival)
         object.__setattr__(self, "prompt_tokens", prompt.astype(np.int64))
         object.__setattr__(self, "output_tokens", output.astype(np.int64))
@@ -229,7 +252,12 @@ class ServerConfig:
         checks.positive("compute time per token (s)", self.compute_s_per_token, allow_zero=True)
         checks.positive("swap time per block (s)", self.swap_s_per_block, allow_zero=True)
         if self.preemption_mode not in PREEMPTION_MODES:
-            raise ValueError(f"preemption mode must be 'recompute' or 'swap', got {self.preemption_mode!r}")
+            raise KvError(
+                "unknown_preemption_mode",
+                f"preemption mode must be 'recompute' or 'swap', got {self.preemption_mode!r}",
+                value=str(self.preemption_mode),
+                known=PREEMPTION_MODES,
+            )
 
 
 def step_time_s(
@@ -237,7 +265,7 @@ def step_time_s(
 ) -> np.ndarray:
     """Seconds one scheduler step takes: the longer of its reads and its compute, plus swaps.
 
-    Formula (roofline, seed 004 and :mod:`kvcore.speed`):
+    Formula (roofline, seed 004 and :mod:`kvcore.timing`):
     max(weights_read_s + kv_read_s_per_token · context, compute_s_per_token · tokens)
     + swap_s_per_block · blocks swapped, where context counts the cached tokens
     the batch's attention reads (each scheduled request's computed + new tokens).
@@ -287,7 +315,7 @@ def server_from_model(
 ) -> ServerConfig:
     """A server for `model` on one `gpu` whose KV pool is `kv_pool_bytes`.
 
-    num_blocks = floor(pool / (block_size · KV bytes per token)) (``vllm.num_blocks``);
+    num_blocks = floor(pool / (block_size · KV bytes per token)) (``kvcore.num_blocks``);
     weights_read_s = active params · b_w / (bandwidth · MBU);
     kv_read_s_per_token = KV bytes per token / (bandwidth · MBU);
     compute_s_per_token = 2 · active params / (BF16 dense FLOP/s · MFU) (attention
@@ -299,11 +327,20 @@ def server_from_model(
     checks.fraction("MFU", mfu)
     checks.positive("swap bandwidth (bytes/s)", swap_bytes_per_s)
     if model.active_params is None:
-        raise ValueError(f"the parameter count of {model.name!r} is unknown: the step time needs it")
-    per_block = block_bytes(model, block_size=block_size, bytes_per_value=kv_bytes_per_value)
-    blocks = int(num_blocks(kv_pool_bytes=kv_pool_bytes, block_bytes=per_block))
+        raise KvError(
+            "params_unknown",
+            f"the parameter count of {model.name!r} is unknown: the step time needs it",
+            model=model.name,
+        )
+    per_block = kvcore.block_bytes(model, block_size=block_size, bytes_per_value=kv_bytes_per_value)
+    blocks = int(kvcore.num_blocks(kv_pool_bytes=kv_pool_bytes, block_bytes=per_block))
     if blocks < 1:
-        raise ValueError(f"a KV pool of {kv_pool_bytes:.0f} bytes holds no block of {per_block:.0f} bytes")
+        raise KvError(
+            "pool_holds_no_block",
+            f"a KV pool of {kv_pool_bytes:.0f} bytes holds no block of {per_block:.0f} bytes",
+            kv_pool_bytes=kv_pool_bytes,
+            block_bytes=per_block,
+        )
     bandwidth = gpu.bandwidth_bytes_per_s * mbu
     return ServerConfig(
         num_blocks=blocks,
@@ -311,32 +348,11 @@ def server_from_model(
         max_num_seqs=max_num_seqs,
         max_num_batched_tokens=max_num_batched_tokens,
         weights_read_s=model.active_params * weight_bytes_per_param / bandwidth,
-        kv_read_s_per_token=kv_bytes_per_token(model, bytes_per_value=kv_bytes_per_value) / bandwidth,
+        kv_read_s_per_token=kvcore.kv_bytes_per_token(model, bytes_per_value=kv_bytes_per_value) / bandwidth,
         compute_s_per_token=2.0 * model.active_params / (gpu.bf16_dense_flop_per_s * mfu),
         swap_s_per_block=per_block / swap_bytes_per_s,
         preemption_mode=preemption_mode,
     )
-
-
-def preset(name: str) -> tuple[Workload, ServerConfig]:
-    """A workload and a server to start from: 'right-sized' (no preemption) or 'too-small'.
-
-    Both serve 1,000 lognormal requests (prompts 512 tokens, outputs 256 on
-    average, spread 0.5) arriving at 20 per second, with max_num_seqs = 64.
-    'right-sized' has ``blocks_for_no_preemption`` for the longest request of the
-    trace (8,896 blocks); 'too-small' has 2,000 blocks (32,000 tokens): about what
-    the ~42 requests in flight hold on average (1,785 blocks) but not at the
-    peaks, so it preempts (327 times, seed 0) and the queue's TTFT grows to seconds.
-    """
-    workload = Workload()
-    trace = generate_requests(workload)
-    if name == "right-sized":
-        blocks = blocks_for_no_preemption(max_num_seqs=64, max_request_tokens=trace.prompt_tokens + trace.output_tokens)
-    elif name == "too-small":
-        blocks = 2000
-    else:
-        raise ValueError(f"unknown preset {name!r}: use one of {', '.join(PRESETS)}")
-    return workload, ServerConfig(num_blocks=blocks, max_num_seqs=64)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -461,287 +477,415 @@ def simulate(requests: Requests, server: ServerConfig, *, fast_forward: bool = T
     the next arrival when the engine is idle, and a step lasts ``step_time_s``.
     A request's tokens are its prompt plus what it generated; a step that brings
     its computed tokens level with its tokens samples one more token. Deterministic:
-    the same inputs give the same result. Raises ValueError when one request at
-    full length needs more blocks than the pool has (vLLM refuses to start then).
+    the same inputs give the same result. Raises KvError (a ValueError) when one
+    request at full length needs more blocks than the pool has (vLLM refuses to
+    start then).
 
     >>> trace = Requests(arrival_s=[0.0], prompt_tokens=[20], output_tokens=[3])
     >>> result = simulate(trace, ServerConfig(num_blocks=2))
     >>> result.requests.generated_tokens.tolist(), result.timeline.used_blocks.tolist()
     ([3], [2, 2])
     """
-    n = len(requests)
     bs = server.block_size
-    budget = server.max_num_batched_tokens
-    swap = server.preemption_mode == "swap"
-    arrival = requests.arrival_s
-    output = requests.output_tokens
-    longest = int(((requests.prompt_tokens + output - 1 + bs - 1) // bs).max())
+    longest = int(((requests.prompt_tokens + requests.output_tokens - 1 + bs - 1) // bs).max())
     if longest > server.num_blocks:
-        raise ValueError(
+        raise KvError(
+            "request_exceeds_pool",
             f"the longest request needs {longest} blocks at full length but the pool has {server.num_blocks}: "
-            "give more blocks or a shorter max_model_len (vLLM refuses to start in this case)"
+            "give more blocks or a shorter max_model_len (vLLM refuses to start in this case)",
+            blocks_needed=longest,
+            num_blocks=server.num_blocks,
         )
-
-    tokens = requests.prompt_tokens.copy()  # prompt + generated
-    computed = np.zeros(n, dtype=np.int64)  # tokens whose K and V are in the cache
-    generated = np.zeros(n, dtype=np.int64)
-    held = np.zeros(n, dtype=np.int64)  # blocks on the GPU
-    cpu_blocks = np.zeros(n, dtype=np.int64)  # blocks swapped out to CPU memory
-    preempted = np.zeros(n, dtype=np.int64)
-    recomputed = np.zeros(n, dtype=np.int64)
-    first_token = np.full(n, np.nan)
-    last_token = np.full(n, np.nan)
-    finish = np.full(n, np.nan)
-    gap_sum = np.zeros(n)
-    gap_sq_sum = np.zeros(n)
-    gap_max = np.zeros(n)
-
-    waiting: deque[int] = deque()
-    running: list[int] = []
-    rows: list[tuple[float, int, int, int, int, int, int, int]] = []
-    now = 0.0
-    free = server.num_blocks
-    next_arrival = 0
-    finished = 0
-    total_preemptions = 0
-    swapped_count = 0
-
-    while finished < n:
-        while next_arrival < n and arrival[next_arrival] <= now:
-            waiting.append(next_arrival)
-            next_arrival += 1
-        if not running and not waiting:
-            now = float(arrival[next_arrival])
-            continue
-
-        ids = np.array(running, dtype=np.int64)
-        steps = 1
-        moved = 0
-        if fast_forward and running:
-            steps = _decode_run_length(
-                ids, waiting, server, tokens, computed, generated, held, output, free, now, arrival, next_arrival
-            )
-        if steps > 1:
-            # A run of identical decode steps: one token for every running request per step.
-            context0 = int(computed[ids].sum())
-            durations = step_time_s(
-                server, scheduled_tokens=ids.size, context_tokens=context0 + ids.size * np.arange(1, steps + 1)
-            )
-            first_gap = now + float(durations[0]) - last_token[ids]
-            rest = durations[1:]
-            gap_sum[ids] += first_gap + float(rest.sum())
-            gap_sq_sum[ids] += first_gap**2 + float((rest**2).sum())
-            gap_max[ids] = np.maximum(np.maximum(gap_max[ids], first_gap), float(rest.max()))
-            now += float(durations.sum())
-            computed[ids] += steps
-            tokens[ids] += steps
-            generated[ids] += steps
-            last_token[ids] = now
-            need = np.maximum((computed[ids] + bs - 1) // bs - held[ids], 0)
-            held[ids] += need
-            free -= int(need.sum())
-            scheduled_tokens = ids.size * steps
-            done = ids[generated[ids] == output[ids]]
-        else:
-            sched_ids: list[int] = []
-            sched_new: list[int] = []
-            preempted_now = False
-            left = budget
-            if running:
-                new = tokens[ids] - computed[ids]
-                need = np.maximum((computed[ids] + new + bs - 1) // bs - held[ids], 0)
-                if int(new.sum()) <= left and int(need.sum()) <= free:
-                    held[ids] += need
-                    free -= int(need.sum())
-                    sched_ids, sched_new = running[:], new.tolist()
-                    left -= int(new.sum())
-                else:
-                    index = 0
-                    while index < len(running) and left > 0:
-                        rid = running[index]
-                        c = int(computed[rid])
-                        count = min(int(tokens[rid]) - c, left)
-                        blocks = max((c + count + bs - 1) // bs - int(held[rid]), 0)
-                        while blocks > free:
-                            victim = running.pop()
-                            preempted_now = True
-                            total_preemptions += 1
-                            preempted[victim] += 1
-                            free += int(held[victim])
-                            if swap:
-                                cpu_blocks[victim] = held[victim]
-                                moved += int(held[victim])
-                                swapped_count += 1
-                            else:
-                                recomputed[victim] += computed[victim]
-                                computed[victim] = 0
-                            held[victim] = 0
-                            waiting.appendleft(victim)
-                            if victim == rid:
-                                break
-                        else:
-                            held[rid] += blocks
-                            free -= blocks
-                            sched_ids.append(rid)
-                            sched_new.append(count)
-                            left -= count
-                            index += 1
-                            continue
-                        break
-            if not preempted_now:
-                while waiting and left > 0 and len(running) < server.max_num_seqs:
-                    rid = waiting[0]
-                    c = int(computed[rid])
-                    count = min(int(tokens[rid]) - c, left)
-                    blocks = (c + count + bs - 1) // bs
-                    if blocks > free:
-                        break
-                    waiting.popleft()
-                    if cpu_blocks[rid]:
-                        moved += int(cpu_blocks[rid])
-                        cpu_blocks[rid] = 0
-                        swapped_count -= 1
-                    held[rid] = blocks
-                    free -= blocks
-                    running.append(rid)
-                    sched_ids.append(rid)
-                    sched_new.append(count)
-                    left -= count
-            scheduled_tokens = budget - left
-            done = np.empty(0, dtype=np.int64)
-            if sched_ids:
-                s_ids = np.array(sched_ids, dtype=np.int64)
-                s_new = np.array(sched_new, dtype=np.int64)
-                computed[s_ids] += s_new
-                now += float(
-                    step_time_s(
-                        server,
-                        scheduled_tokens=scheduled_tokens,
-                        context_tokens=int(computed[s_ids].sum()),
-                        swapped_blocks=moved,
-                    )
-                )
-                sampled = s_ids[computed[s_ids] == tokens[s_ids]]
-                later = sampled[generated[sampled] > 0]
-                gap = now - last_token[later]
-                gap_sum[later] += gap
-                gap_sq_sum[later] += gap**2
-                gap_max[later] = np.maximum(gap_max[later], gap)
-                first_token[sampled[generated[sampled] == 0]] = now
-                generated[sampled] += 1
-                tokens[sampled] += 1
-                last_token[sampled] = now
-                done = sampled[generated[sampled] == output[sampled]]
-            elif moved:
-                now += float(step_time_s(server, scheduled_tokens=0, context_tokens=0, swapped_blocks=moved))
-
-        used_blocks = server.num_blocks - free  # during the step, before finished requests free theirs
-        if done.size:
-            finish[done] = now
-            free += int(held[done].sum())
-            held[done] = 0
-            finished += int(done.size)
-            gone = set(done.tolist())
-            running = [rid for rid in running if rid not in gone]
-        while next_arrival < n and arrival[next_arrival] <= now:
-            waiting.append(next_arrival)
-            next_arrival += 1
-        rows.append(
-            (
-                now,
-                steps,
-                used_blocks,
-                len(running),
-                len(waiting),
-                swapped_count,
-                total_preemptions,
-                scheduled_tokens,
-            )
-        )
-
-    columns = list(zip(*rows, strict=True))
-    integer = [np.asarray(column, dtype=np.int64) for column in columns[1:]]
-    timeline = Timeline(
-        time_s=np.asarray(columns[0], dtype=float),
-        steps=integer[0],
-        used_blocks=integer[1],
-        running=integer[2],
-        waiting=integer[3],
-        swapped=integer[4],
-        preemptions=integer[5],
-        scheduled_tokens=integer[6],
-    )
-    gaps = (generated - 1).astype(float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mean_gap = gap_sum / gaps
-        itl_std = np.sqrt(np.maximum(gap_sq_sum / gaps - mean_gap**2, 0.0))
-    outcomes = RequestOutcomes(
-        arrival_s=arrival.copy(),
-        prompt_tokens=requests.prompt_tokens.copy(),
-        output_tokens=output.copy(),
-        first_token_s=first_token,
-        finish_s=finish,
-        generated_tokens=generated,
-        preemptions=preempted,
-        recomputed_tokens=recomputed,
-        itl_std_s=np.where(gaps > 0, itl_std, np.nan),
-        itl_max_s=np.where(gaps > 0, gap_max, np.nan),
-    )
-    return SimulationResult(
-        timeline=timeline,
-        requests=outcomes,
-        num_blocks=server.num_blocks,
-        block_size=bs,
-        preemption_mode=server.preemption_mode,
-    )
+    return _Engine(requests, server).run(fast_forward=fast_forward)
 
 
-def _decode_run_length(
-    ids: np.ndarray,
-    waiting: deque[int],
-    server: ServerConfig,
-    tokens: np.ndarray,
-    computed: np.ndarray,
-    generated: np.ndarray,
-    held: np.ndarray,
-    output: np.ndarray,
-    free: int,
-    now: float,
-    arrival: np.ndarray,
-    next_arrival: int,
-) -> int:
-    """How many identical decode steps can run from now without any scheduling decision (1: step normally).
+# ---------------------------------------------------------------- the engine's state
 
-    All of these must hold: every running request is decoding (one token to
-    compute, one already generated) and the budget covers them all; the head of
-    the waiting queue cannot be admitted (too many running, no budget left, or its
-    blocks not free: free blocks only shrink during the run); the run ends at the
-    first finish, before the blocks run out, and, when nobody waits, before the
-    step that would see the next arrival.
+
+@dataclass(slots=True)
+class _RequestState:
+    """Every request's counters, one int64 or float array per field, indexed by request id (trace order).
+
+    The fields of vLLM's ``Request`` (vllm/v1/request.py) that scheduling reads, as
+    columns so that a whole batch updates in one numpy operation:
+    ``tokens`` = prompt + generated (``num_tokens``); ``computed`` = tokens whose K
+    and V are in the cache (``num_computed_tokens``); ``generated``
+    (``num_output_tokens``) of ``output_tokens`` to make; ``gpu_blocks`` held in the
+    pool and ``cpu_blocks`` swapped out to CPU memory. Then what it lived through:
+    ``preemptions``, ``recomputed_tokens``, the times of its first and last token
+    and of its finish (s, NaN until then), and its inter-token gaps as a sum, a
+    sum of squares and a maximum (s, s², s).
     """
-    bs = server.block_size
-    count = ids.size
-    c = computed[ids]
-    if count > server.max_num_batched_tokens or np.any(tokens[ids] - c != 1) or np.any(generated[ids] == 0):
-        return 1
-    steps = int((output[ids] - generated[ids]).min())
-    if steps < 2:
-        return 1
-    left = server.max_num_batched_tokens - count
-    if waiting and count < server.max_num_seqs and left > 0:
-        head = waiting[0]
-        head_computed = int(computed[head])
-        head_count = min(int(tokens[head]) - head_computed, left)
-        if (head_computed + head_count + bs - 1) // bs <= free:
+
+    output_tokens: np.ndarray
+    tokens: np.ndarray
+    computed: np.ndarray
+    generated: np.ndarray
+    gpu_blocks: np.ndarray
+    cpu_blocks: np.ndarray
+    preemptions: np.ndarray
+    recomputed_tokens: np.ndarray
+    first_token_s: np.ndarray
+    last_token_s: np.ndarray
+    finish_s: np.ndarray
+    gap_sum_s: np.ndarray
+    gap_sq_sum_s: np.ndarray
+    gap_max_s: np.ndarray
+
+    @classmethod
+    def arriving(cls, requests: Requests) -> _RequestState:
+        """Every request before it arrives: its prompt, nothing computed, generated or held."""
+        n = len(requests)
+        counts = {name: np.zeros(n, dtype=np.int64) for name in _COUNTS}
+        times = {name: np.full(n, np.nan) for name in ("first_token_s", "last_token_s", "finish_s")}
+        gaps = {name: np.zeros(n) for name in ("gap_sum_s", "gap_sq_sum_s", "gap_max_s")}
+        return cls(
+            output_tokens=requests.output_tokens, tokens=requests.prompt_tokens.copy(), **counts, **times, **gaps
+        )
+
+    def outcomes(self, requests: Requests) -> RequestOutcomes:
+        """What each request lived through; jitter = √(mean of gap² − mean gap²) over its generated − 1 gaps."""
+        gaps = (self.generated - 1).astype(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean_gap = self.gap_sum_s / gaps
+            itl_std = np.sqrt(np.maximum(self.gap_sq_sum_s / gaps - mean_gap**2, 0.0))
+        return RequestOutcomes(
+            arrival_s=requests.arrival_s.copy(),
+            prompt_tokens=requests.prompt_tokens.copy(),
+            output_tokens=requests.output_tokens.copy(),
+            first_token_s=self.first_token_s,
+            finish_s=self.finish_s,
+            generated_tokens=self.generated,
+            preemptions=self.preemptions,
+            recomputed_tokens=self.recomputed_tokens,
+            itl_std_s=np.where(gaps > 0, itl_std, np.nan),
+            itl_max_s=np.where(gaps > 0, self.gap_max_s, np.nan),
+        )
+
+
+#: The integer counters of ``_RequestState`` that start at zero.
+_COUNTS = ("computed", "generated", "gpu_blocks", "cpu_blocks", "preemptions", "recomputed_tokens")
+#: The columns of a timeline row, in ``Timeline``'s order after ``time_s``.
+_ROW = ("steps", "used_blocks", "running", "waiting", "swapped", "preemptions", "scheduled_tokens")
+
+
+@dataclass(slots=True)
+class _Batch:
+    """One step's schedule: vLLM's ``SchedulerOutput`` reduced to what the simulation needs.
+
+    ``ids`` and ``new_tokens`` pair each scheduled request with its tokens this step
+    (``num_scheduled_tokens``); ``token_budget`` is what is left of
+    ``max_num_batched_tokens``; ``swapped_blocks`` the blocks copied between GPU and
+    CPU memory in this step; ``preempted`` is true once a request lost its blocks.
+    """
+
+    token_budget: int
+    ids: list[int] = field(default_factory=list)
+    new_tokens: list[int] = field(default_factory=list)
+    swapped_blocks: int = 0
+    preempted: bool = False
+
+    def add(self, rid: int, count: int) -> None:
+        """Schedule `count` tokens of request `rid`: they come out of the token budget."""
+        self.ids.append(rid)
+        self.new_tokens.append(count)
+        self.token_budget -= count
+
+
+class _Engine:
+    """vLLM's engine on a simulated clock: a pool of blocks, a waiting queue, a running list, the requests.
+
+    ``waiting`` is a deque of request ids served from the front (FCFS; preempted
+    requests go back to the front); ``running`` is oldest first, so ``pop()`` takes
+    the newest. ``free_blocks`` is the pool's free count (vllm/v1/core/block_pool.py);
+    ``preemptions`` and ``swapped`` (requests whose blocks are in CPU memory) are
+    engine-wide counts; ``rows`` the timeline so far.
+    """
+
+    def __init__(self, requests: Requests, server: ServerConfig) -> None:
+        self.requests, self.server = requests, server
+        self.num_requests, self.block_size = len(requests), server.block_size
+        self.swap = server.preemption_mode == "swap"
+        self.state = _RequestState.arriving(requests)
+        self.waiting: deque[int] = deque()
+        self.running: list[int] = []
+        self.free_blocks = server.num_blocks
+        self.now_s = 0.0
+        self.next_arrival = 0
+        self.finished = 0
+        self.preemptions = 0
+        self.swapped = 0
+        self.rows: list[tuple[float, int, int, int, int, int, int, int]] = []
+
+    def run(self, *, fast_forward: bool) -> SimulationResult:
+        """Step until every request has finished; an idle engine jumps to the next arrival."""
+        while self.finished < self.num_requests:
+            self._add_arrivals()
+            if not self.running and not self.waiting:
+                self.now_s = float(self.requests.arrival_s[self.next_arrival])
+                continue
+            self._step(fast_forward)
+        return self._result()
+
+    def _add_arrivals(self) -> None:
+        """Requests that have arrived by now join the back of the waiting queue (vLLM's ``add_request``)."""
+        arrival, n = self.requests.arrival_s, self.num_requests
+        while self.next_arrival < n and arrival[self.next_arrival] <= self.now_s:
+            self.waiting.append(self.next_arrival)
+            self.next_arrival += 1
+
+    def _step(self, fast_forward: bool) -> None:
+        """One timeline row: a fast-forwarded run of decode steps, or one scheduled step; then finish and admit.
+
+        ``used_blocks`` is read during the step, before finished requests free theirs.
+        """
+        ids = np.array(self.running, dtype=np.int64)
+        steps = self._decode_run_length(ids) if fast_forward and self.running else 1
+        if steps > 1:
+            scheduled_tokens, done = self._fast_forward(ids, steps)
+        else:
+            batch = self._schedule(ids)
+            scheduled_tokens = self.server.max_num_batched_tokens - batch.token_budget
+            done = self._execute(batch, scheduled_tokens)
+        used_blocks = self.server.num_blocks - self.free_blocks
+        self._finish(done)
+        self._add_arrivals()
+        self.rows.append(
+            (self.now_s, steps, used_blocks, len(self.running), len(self.waiting), self.swapped,
+             self.preemptions, scheduled_tokens)
+        )  # fmt: skip
+
+    # ------------------------------------------------------------ scheduling (vLLM V1's Scheduler.schedule)
+
+    def _schedule(self, ids: np.ndarray) -> _Batch:
+        """vLLM V1's ``Scheduler.schedule``: the RUNNING requests first, then WAITING ones if nobody was preempted."""
+        batch = _Batch(token_budget=self.server.max_num_batched_tokens)
+        if self.running:
+            self._schedule_running(ids, batch)
+        if not batch.preempted:
+            self._schedule_waiting(batch)
+        return batch
+
+    def _schedule_running(self, ids: np.ndarray, batch: _Batch) -> None:
+        """'First, schedule the RUNNING requests' (`ids`, oldest first): their missing tokens, up to the budget.
+
+        Request by request, each gets min(tokens − computed, budget left) tokens and
+        their blocks; when the blocks are not free it preempts the newest running
+        request, again and again (vLLM's ``allocate_slots`` loop). Scheduling stops
+        when the budget is spent or a request had to preempt itself. Stretches of
+        requests that fit whole are scheduled in one vectorised move
+        (``_schedule_whole``): usually the whole batch.
+        """
+        index = 0
+        while index < len(self.running) and batch.token_budget > 0:
+            index += self._schedule_whole(ids[index : len(self.running)], batch)  # preemption only shortens running
+            if index == len(self.running) or batch.token_budget == 0:
+                return
+            rid = self.running[index]
+            count, blocks = self._chunk(rid, batch.token_budget)
+            if blocks > self.free_blocks and not self._make_room(rid, blocks, batch):
+                return
+            self._allocate(rid, blocks)
+            batch.add(rid, count)
+            index += 1
+
+    def _schedule_whole(self, ids: np.ndarray, batch: _Batch) -> int:
+        """Schedule the longest prefix of running `ids` whose missing tokens and new blocks all fit; its length.
+
+        Request i of the prefix fits when Σ_{j ≤ i} new_j ≤ budget and Σ_{j ≤ i} blocks_j
+        ≤ free blocks (both sums only grow, so the requests that fit are a prefix):
+        exactly what the one-by-one loop would give them.
+        """
+        s, bs = self.state, self.block_size
+        new = s.tokens[ids] - s.computed[ids]
+        need = np.maximum((s.computed[ids] + new + bs - 1) // bs - s.gpu_blocks[ids], 0)
+        if int(new.sum()) > batch.token_budget or int(need.sum()) > self.free_blocks:
+            fitting = int(((np.cumsum(new) <= batch.token_budget) & (np.cumsum(need) <= self.free_blocks)).sum())
+            if not fitting:
+                return 0
+            ids, new, need = ids[:fitting], new[:fitting], need[:fitting]
+        s.gpu_blocks[ids] += need
+        self.free_blocks -= int(need.sum())
+        batch.ids += ids.tolist()
+        batch.new_tokens += new.tolist()
+        batch.token_budget -= int(new.sum())
+        return ids.size
+
+    def _schedule_waiting(self, batch: _Batch) -> None:
+        """'Next, schedule the WAITING requests': FCFS while the budget lasts and fewer than max_num_seqs run.
+
+        The head of the queue gets a chunk of its tokens and the blocks for it; when
+        they are not free, admission stops (head-of-line blocking: no later request
+        jumps the queue). A swapped-out request brings its blocks back (V0's
+        ``_swap_in``) and keeps its computed tokens.
+        """
+        s = self.state
+        while self.waiting and batch.token_budget > 0 and len(self.running) < self.server.max_num_seqs:
+            rid = self.waiting[0]
+            count, blocks = self._chunk(rid, batch.token_budget)
+            if blocks > self.free_blocks:
+                return
+            self.waiting.popleft()
+            if s.cpu_blocks[rid]:
+                batch.swapped_blocks += int(s.cpu_blocks[rid])
+                s.cpu_blocks[rid] = 0
+                self.swapped -= 1
+            self._allocate(rid, blocks)
+            self.running.append(rid)
+            batch.add(rid, count)
+
+    def _chunk(self, rid: int, token_budget: int) -> tuple[int, int]:
+        """Tokens request `rid` gets this step and the new blocks they need.
+
+        new = min(tokens − computed, budget left); blocks = max(ceil((computed + new)
+        / block_size) − blocks held, 0). A waiting request holds no block.
+        """
+        s, bs = self.state, self.block_size
+        computed = int(s.computed[rid])
+        count = min(int(s.tokens[rid]) - computed, token_budget)
+        return count, max((computed + count + bs - 1) // bs - int(s.gpu_blocks[rid]), 0)
+
+    def _allocate(self, rid: int, blocks: int) -> None:
+        """Give request `rid` `blocks` more blocks from the free pool (vLLM's ``allocate_slots``)."""
+        self.state.gpu_blocks[rid] += blocks
+        self.free_blocks -= blocks
+
+    def _make_room(self, rid: int, blocks: int, batch: _Batch) -> bool:
+        """Preempt the newest running requests until `blocks` are free; False when `rid` itself was preempted."""
+        while blocks > self.free_blocks:
+            victim = self.running.pop()
+            self._preempt(victim, batch)
+            if victim == rid:
+                return False
+        return True
+
+    def _preempt(self, victim: int, batch: _Batch) -> None:
+        """Free the victim's blocks and put it at the front of the waiting queue (vLLM V1's ``_preempt_request``).
+
+        recompute (V1; V0's ``_preempt_by_recompute``): its computed tokens drop to
+        0 and count as recomputed. swap (V0's ``_preempt_by_swap``): its blocks are
+        copied to CPU memory in this step and it keeps its computed tokens.
+        """
+        s = self.state
+        batch.preempted = True
+        self.preemptions += 1
+        s.preemptions[victim] += 1
+        self.free_blocks += int(s.gpu_blocks[victim])
+        if self.swap:
+            s.cpu_blocks[victim] = s.gpu_blocks[victim]
+            batch.swapped_blocks += int(s.gpu_blocks[victim])
+            self.swapped += 1
+        else:
+            s.recomputed_tokens[victim] += s.computed[victim]
+            s.computed[victim] = 0
+        s.gpu_blocks[victim] = 0
+        self.waiting.appendleft(victim)
+
+    # ------------------------------------------------------------ the forward pass, sampling, finishing
+
+    def _execute(self, batch: _Batch, scheduled_tokens: int) -> np.ndarray:
+        """Run the batch: its tokens enter the cache and the clock advances by ``step_time_s``; the finished ids.
+
+        A step that only swaps (every scheduled request preempted itself) still
+        pays for the copies.
+        """
+        s = self.state
+        if batch.ids:
+            ids = np.array(batch.ids, dtype=np.int64)
+            s.computed[ids] += np.array(batch.new_tokens, dtype=np.int64)
+            context = int(s.computed[ids].sum())
+            self.now_s += float(
+                step_time_s(
+                    self.server,
+                    scheduled_tokens=scheduled_tokens,
+                    context_tokens=context,
+                    swapped_blocks=batch.swapped_blocks,
+                )
+            )
+            return self._sample(ids)
+        if batch.swapped_blocks:
+            swap_s = step_time_s(self.server, scheduled_tokens=0, context_tokens=0, swapped_blocks=batch.swapped_blocks)
+            self.now_s += float(swap_s)
+        return np.empty(0, dtype=np.int64)
+
+    def _sample(self, ids: np.ndarray) -> np.ndarray:
+        """One token for each scheduled request whose cache caught up with its tokens; the ids that finished.
+
+        vLLM's ``update_from_output``: a request mid-prompt samples nothing; the gap
+        since its previous token joins its jitter record (sum, sum of squares, max).
+        """
+        s, now = self.state, self.now_s
+        sampled = ids[s.computed[ids] == s.tokens[ids]]
+        later = sampled[s.generated[sampled] > 0]
+        gap = now - s.last_token_s[later]
+        s.gap_sum_s[later] += gap
+        s.gap_sq_sum_s[later] += gap**2
+        s.gap_max_s[later] = np.maximum(s.gap_max_s[later], gap)
+        s.first_token_s[sampled[s.generated[sampled] == 0]] = now
+        s.generated[sampled] += 1
+        s.tokens[sampled] += 1
+        s.last_token_s[sampled] = now
+        return sampled[s.generated[sampled] == s.output_tokens[sampled]]
+
+    def _finish(self, done: np.ndarray) -> None:
+        """Requests that made their last token leave the batch and free their blocks at once (``_free_request``)."""
+        if not done.size:
+            return
+        s = self.state
+        s.finish_s[done] = self.now_s
+        self.free_blocks += int(s.gpu_blocks[done].sum())
+        s.gpu_blocks[done] = 0
+        self.finished += int(done.size)
+        gone = set(done.tolist())
+        self.running = [rid for rid in self.running if rid not in gone]
+
+    # ------------------------------------------------------------ fast-forwarding runs of identical decode steps
+
+    def _decode_run_length(self, ids: np.ndarray) -> int:
+        """How many identical decode steps can run from now without any scheduling decision (1: step normally).
+
+        All of these must hold: every running request is decoding (one token to
+        compute, one already generated) and the budget covers them all; the head of
+        the waiting queue cannot be admitted (too many running, no budget left, or its
+        blocks not free: free blocks only shrink during the run); the run ends at the
+        first finish, before the blocks run out, and, when nobody waits, before the
+        step that would see the next arrival.
+        """
+        s, count = self.state, ids.size
+        budget = self.server.max_num_batched_tokens
+        computed = s.computed[ids]
+        if count > budget or (s.tokens[ids] - computed != 1).any() or (s.generated[ids] == 0).any():
             return 1
-    h = held[ids]
+        steps = int((s.output_tokens[ids] - s.generated[ids]).min())
+        if steps < 2 or self._head_can_be_admitted(budget - count):
+            return 1
+        steps = self._steps_before_blocks_run_out(computed, s.gpu_blocks[ids], steps)
+        if not self.waiting and self.next_arrival < self.num_requests and steps > 1:
+            steps = self._steps_before_next_arrival(computed, steps)
+        return steps
 
-    def blocks_needed(k: int) -> int:
-        return int(np.maximum((c + k + bs - 1) // bs - h, 0).sum())
+    def _head_can_be_admitted(self, token_budget: int) -> bool:
+        """Whether the head of the waiting queue would be scheduled now, beside the running decodes."""
+        if not self.waiting or len(self.running) >= self.server.max_num_seqs or token_budget <= 0:
+            return False
+        _, blocks = self._chunk(self.waiting[0], token_budget)
+        return blocks <= self.free_blocks
 
-    if blocks_needed(1) > free:
-        return 1
-    if blocks_needed(steps) > free:
+    def _steps_before_blocks_run_out(self, computed: np.ndarray, held: np.ndarray, steps: int) -> int:
+        """The most decode steps, up to `steps`, whose new blocks the free pool holds (bisection; at least 1).
+
+        After k steps a request of c `computed` tokens and `held` blocks needs
+        max(ceil((c + k) / block_size) − held, 0) new blocks.
+        """
+        bs, free = self.block_size, self.free_blocks
+
+        def blocks_needed(k: int) -> int:
+            return int(np.maximum((computed + k + bs - 1) // bs - held, 0).sum())
+
+        if blocks_needed(1) > free:
+            return 1
+        if blocks_needed(steps) <= free:
+            return steps
         low, high = 1, steps  # blocks_needed(low) fits, blocks_needed(high) does not
         while high - low > 1:
             mid = (low + high) // 2
@@ -749,11 +893,54 @@ def _decode_run_length(
                 low = mid
             else:
                 high = mid
-        steps = low
-    if not waiting and next_arrival < arrival.size and steps > 1:
-        durations = step_time_s(
-            server, scheduled_tokens=count, context_tokens=int(c.sum()) + count * np.arange(1, steps)
+        return low
+
+    def _steps_before_next_arrival(self, computed: np.ndarray, steps: int) -> int:
+        """The decode steps, up to `steps`, that start before the next request arrives (step j + 1 starts after j).
+
+        Step j of the run reads Σ `computed` + j · requests cached tokens.
+        """
+        count = computed.size
+        context = int(computed.sum()) + count * np.arange(1, steps)
+        durations = step_time_s(self.server, scheduled_tokens=count, context_tokens=context)
+        wait_s = float(self.requests.arrival_s[self.next_arrival]) - self.now_s
+        return 1 + int(np.searchsorted(np.cumsum(durations), wait_s, side="left"))
+
+    def _fast_forward(self, ids: np.ndarray, steps: int) -> tuple[int, np.ndarray]:
+        """Run `steps` decode steps at once: one token for every running request per step; (tokens, finished ids).
+
+        Step j reads j more cached tokens per request than the run's start; the
+        first gap of each request runs from its last token, the others are the
+        step times. Its blocks grow to ceil(computed / block_size).
+        """
+        s, bs, count = self.state, self.block_size, ids.size
+        context = int(s.computed[ids].sum()) + count * np.arange(1, steps + 1)
+        durations = step_time_s(self.server, scheduled_tokens=count, context_tokens=context)
+        first_gap = self.now_s + float(durations[0]) - s.last_token_s[ids]
+        rest = durations[1:]
+        s.gap_sum_s[ids] += first_gap + float(rest.sum())
+        s.gap_sq_sum_s[ids] += first_gap**2 + float((rest**2).sum())
+        s.gap_max_s[ids] = np.maximum(np.maximum(s.gap_max_s[ids], first_gap), float(rest.max()))
+        self.now_s += float(durations.sum())
+        s.computed[ids] += steps
+        s.tokens[ids] += steps
+        s.generated[ids] += steps
+        s.last_token_s[ids] = self.now_s
+        need = np.maximum((s.computed[ids] + bs - 1) // bs - s.gpu_blocks[ids], 0)
+        s.gpu_blocks[ids] += need
+        self.free_blocks -= int(need.sum())
+        return count * steps, ids[s.generated[ids] == s.output_tokens[ids]]
+
+    # ------------------------------------------------------------ the result
+
+    def _result(self) -> SimulationResult:
+        """The timeline (one column per row field), every request's outcome, and the pool."""
+        columns = list(zip(*self.rows, strict=True))
+        integer = {name: np.asarray(column, dtype=np.int64) for name, column in zip(_ROW, columns[1:], strict=True)}
+        return SimulationResult(
+            timeline=Timeline(time_s=np.asarray(columns[0], dtype=float), **integer),
+            requests=self.state.outcomes(self.requests),
+            num_blocks=self.server.num_blocks,
+            block_size=self.block_size,
+            preemption_mode=self.server.preemption_mode,
         )
-        # step j + 1 starts after j steps; it must start before the next arrival
-        steps = 1 + int(np.searchsorted(np.cumsum(durations), float(arrival[next_arrival]) - now, side="left"))
-    return steps

@@ -21,9 +21,10 @@ from typing import Any
 import numpy as np
 
 from . import checks
+from .errors import KvError
 from .kv import layer_cached_tokens, sequence_kv_bytes
 from .model import ModelSpec, with_changes
-from .speed import arithmetic_intensity, prefill_time_s, stream_time_s
+from .timing import arithmetic_intensity, prefill_time_s, stream_time_s
 
 __all__ = [
     "DEFAULT_MLA_RANK",
@@ -98,7 +99,13 @@ def attention_variants(
     heads = model.num_attention_heads
     gqa = checks.whole("GQA KV heads", gqa_kv_heads)
     if heads % gqa:
-        raise ValueError(f"GQA KV heads ({gqa}) must divide the {heads} query heads of {model.name}")
+        raise KvError(
+            "kv_heads_not_dividing",
+            f"GQA KV heads ({gqa}) must divide the {heads} query heads of {model.name}",
+            model=model.name,
+            kv_heads=gqa,
+            heads=heads,
+        )
     rank = checks.whole("MLA latent rank", mla_rank)
     rope = checks.whole("MLA RoPE dimensions", mla_rope_dim, minimum=0)
 
@@ -169,7 +176,7 @@ def kv_projection_params(model: ModelSpec) -> float:
     linear: 0 (their projections are not K/V for a cache).
     Source: DeepSeek-V2 paper (arXiv:2405.04434) eqs. 9–11 and 14. Needs hidden_size.
     """
-    d_model = checks.whole(f"{model.name}: hidden_size", model.hidden_size)
+    d_model = checks.whole("hidden_size", model.hidden_size, where=model.name)
     up_width = 2 * model.num_attention_heads * nope_head_dim(model)
     total = 0.0
     for layer, count in model.layer_counts().items():

@@ -14,7 +14,7 @@ tokens that can be stored in KV cache (T)".
 
 :func:`parse_vllm_log` never raises: whatever is pasted, it returns what it
 recognised, line by line, and the non-empty lines it did not use. :func:`reconcile`
-recomputes each number from the model (kvcore.vllm) and says whether they agree,
+recomputes each number from the model (kvcore.capacity) and says whether they agree,
 within the rounding vLLM printed them with. Everything is bytes and tokens.
 """
 
@@ -29,7 +29,7 @@ from typing import Literal
 
 import numpy as np
 
-from . import vllm
+from . import capacity
 from .dtypes import bytes_per_value
 from .kv import kv_bytes_per_token
 from .memory import model_weights_bytes
@@ -424,8 +424,8 @@ def reconcile(
     kvcore's side: block bytes = block_size · kv_bytes_per_token(model, b, tp); blocks =
     floor(pool / block bytes) (vLLM ``get_num_blocks``); tokens = blocks · block_size,
     or int(concurrency · L) as vLLM ≥ 0.11 prints it; concurrency = blocks / blocks one
-    request of L needs (``kvcore.vllm.max_concurrency``; V0 printed blocks · block_size / L,
-    also accepted); the longest length = ``kvcore.vllm.estimated_max_model_len``.
+    request of L needs (``kvcore.capacity.max_concurrency``; V0 printed blocks · block_size / L,
+    also accepted); the longest length = ``kvcore.capacity.estimated_max_model_len``.
     The implied bytes per token, pool / tokens, tells a wrong model, another KV dtype
     (FP8 halves it) or tensor parallelism (divides it by tp) apart from rounding.
     Unset settings come from the log (kv_cache_dtype, block_size, tensor_parallel_size),
@@ -434,7 +434,7 @@ def reconcile(
     asks how many users fit at that length. Raises ValueError only for settings the caller passes.
     """
     value_bytes = kv_bytes_per_value if kv_bytes_per_value is not None else _log_kv_bytes_per_value(log)
-    size = block_size if block_size is not None else (log.block_size or vllm.DEFAULT_BLOCK_SIZE)
+    size = block_size if block_size is not None else (log.block_size or capacity.DEFAULT_BLOCK_SIZE)
     ranks = tp if tp is not None else (log.tensor_parallel_size or 1)
     try:
         per_token = kv_bytes_per_token(model, bytes_per_value=value_bytes, tp=ranks)
@@ -507,13 +507,13 @@ class _Context:
         value, step = pool
 
         def blocks(num_bytes: float) -> int:
-            return int(vllm.num_blocks(kv_pool_bytes=max(num_bytes, 0.0), block_bytes=self.block_bytes))
+            return int(capacity.num_blocks(kv_pool_bytes=max(num_bytes, 0.0), block_bytes=self.block_bytes))
 
         return blocks(value - step), blocks(value), blocks(value + step)
 
     def concurrency(self, blocks: float, length: int) -> float:
         return float(
-            vllm.max_concurrency(
+            capacity.max_concurrency(
                 self.model, num_blocks=blocks, max_model_len=length, block_size=self.block_size, tp=self.tp
             )
         )
@@ -629,7 +629,8 @@ def _check_estimated_length(c: _Context) -> Check:
     if span is None:
         return _missing("error_estimated_max_model_len", "tokens", "no_kv_memory_line", logged)
     lengths = [
-        vllm.estimated_max_model_len(c.model, num_blocks=blocks, block_size=c.block_size, tp=c.tp) for blocks in span
+        capacity.estimated_max_model_len(c.model, num_blocks=blocks, block_size=c.block_size, tp=c.tp)
+        for blocks in span
     ]
     return _verdict("error_estimated_max_model_len", "tokens", logged, lengths[1], lengths[0], lengths[2])
 
@@ -694,7 +695,7 @@ _NO_ADVICE = Advice(
 
 def _needed_bytes(c: _Context, length: int) -> float:
     """KV bytes one request of `length` tokens reserves: blocks it needs · block bytes."""
-    need = vllm.request_blocks_needed(c.model, max_model_len=length, block_size=c.block_size, tp=c.tp)
+    need = capacity.request_blocks_needed(c.model, max_model_len=length, block_size=c.block_size, tp=c.tp)
     return float(np.ceil(need)) * c.block_bytes
 
 
@@ -708,7 +709,7 @@ def _advice(c: _Context, value_bytes: float, context_tokens: int | None) -> Advi
     pool_bytes = pool[0] if pool else (blocks * c.block_bytes if blocks is not None else None)
 
     def longest(num_blocks: int) -> int:
-        return vllm.estimated_max_model_len(c.model, num_blocks=num_blocks, block_size=c.block_size, tp=c.tp)
+        return capacity.estimated_max_model_len(c.model, num_blocks=num_blocks, block_size=c.block_size, tp=c.tp)
 
     needed = _needed_bytes(c, length) if length else None
     missing = max(needed - max(pool_bytes, 0.0), 0.0) if needed is not None and pool_bytes is not None else None
@@ -717,7 +718,9 @@ def _advice(c: _Context, value_bytes: float, context_tokens: int | None) -> Advi
         util = log.gpu_memory_utilization + missing / log.total_gpu_memory_bytes
     fp8_longest = fp8_users = None
     if pool_bytes is not None and value_bytes > 1.0:
-        fp8_blocks = int(vllm.num_blocks(kv_pool_bytes=max(pool_bytes, 0.0), block_bytes=c.block_bytes / value_bytes))
+        fp8_blocks = int(
+            capacity.num_blocks(kv_pool_bytes=max(pool_bytes, 0.0), block_bytes=c.block_bytes / value_bytes)
+        )
         fp8_longest = longest(fp8_blocks)
         fp8_users = c.concurrency(fp8_blocks, length) if length else None
     return Advice(

@@ -1,8 +1,9 @@
-"""From the GPU to vLLM's start-up log: the memory budget that leaves the KV pool, per GPU.
+"""vLLM's view of the memory budget, and its start-up log, per GPU.
 
 vLLM V1 (vllm/v1/worker/gpu_worker.py ``determine_available_memory``) loads the
 weights, runs one profiling forward pass of ``max_num_batched_tokens`` tokens, and
-keeps for the KV cache what is left of ``total · gpu_memory_utilization``:
+keeps for the KV cache what is left of ``total · gpu_memory_utilization``
+(one :class:`kvcore.budget.MemoryBudget` with vLLM's terms, ``vllm_budget``):
 
     pool = M · u − W − A − N − G
 
@@ -11,7 +12,7 @@ activation peak of the profiling run, N non-torch memory (CUDA context, NCCL
 buffers) and G the CUDA graphs (captured after profiling; recent vLLM subtracts
 their estimate too). vllm/v1/core/kv_cache_utils.py then cuts the pool into
 blocks and prints "GPU KV cache size: N tokens" and "Maximum concurrency for L
-tokens per request: X×" (see :mod:`kvcore.vllm`).
+tokens per request: X×" (see :mod:`kvcore.capacity`).
 
 Parallelism, as this module models it (every figure is per GPU):
 
@@ -37,20 +38,31 @@ from typing import Any
 import numpy as np
 
 from . import checks
+from .budget import (
+    ACTIVATION_PEAK,
+    CUDA_GRAPHS,
+    NON_TORCH,
+    WEIGHTS,
+    BudgetTerm,
+    MemoryBudget,
+    kv_pool_bytes,
+    memory_budget,
+)
+from .capacity import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_BATCHED_TOKENS, pool_report, request_blocks_needed
 from .kv import kv_bytes_per_token
 from .model import ModelSpec
-from .vllm import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_BATCHED_TOKENS, pool_report, request_blocks_needed
 
 __all__ = [
     "PoolLog",
     "activation_peak_bytes",
     "hidden_values",
-    "kv_pool_bytes",
     "pool_log",
+    "pool_log_for",
     "pool_tokens_curve",
     "stage_bytes_per_token",
     "stage_layers",
     "startup_log_lines",
+    "vllm_budget",
 ]
 
 ArrayLike = Any
@@ -88,41 +100,42 @@ def activation_peak_bytes(
     return tokens * hidden_values(model) * bytes_per_value * ACTIVATION_FACTOR
 
 
-def kv_pool_bytes(
+def vllm_budget(
+    model: ModelSpec,
     *,
     memory_bytes: float,
-    utilization: ArrayLike,
+    utilization: float,
     weights_bytes: float,
-    activation_bytes: ArrayLike,
+    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
     non_torch_bytes: float = 0.0,
     cuda_graph_bytes: float = 0.0,
-) -> np.ndarray:
-    """The KV pool on one GPU: M · u − W − A − N − G (bytes; negative when nothing is left).
+    activation_bytes_per_value: float = 2.0,
+) -> MemoryBudget:
+    """vLLM V1's view of one GPU's budget: M · u − W − A − N − G (``kvcore.budget.MemoryBudget``).
 
-    vllm/v1/worker/gpu_worker.py ``determine_available_memory``:
-    ``requested_memory − non_kv_cache_memory`` with requested = total · u.
-
-    >>> float(kv_pool_bytes(memory_bytes=100, utilization=0.9, weights_bytes=50, activation_bytes=10,
-    ...     non_torch_bytes=5, cuda_graph_bytes=5))
-    20.0
+    `weights_bytes` is this GPU's share; A is ``activation_peak_bytes`` of the profiling run
+    over `max_num_batched_tokens`; N and G as given (vllm/v1/worker/gpu_worker.py
+    ``determine_available_memory``). A version-specific estimate of a term replaces it
+    with ``MemoryBudget.with_term``.
     """
-    u = np.asarray(checks.positive("gpu_memory_utilization", utilization), dtype=float)
-    if np.any(u > 1):
-        raise ValueError(f"gpu_memory_utilization must be in (0, 1], got {utilization}")
-    checks.positive("GPU memory", memory_bytes)
-    for name, value in (
-        ("weights", weights_bytes),
-        ("activation peak", activation_bytes),
-        ("non-torch memory", non_torch_bytes),
-        ("CUDA graphs", cuda_graph_bytes),
-    ):
-        checks.positive(name, value, allow_zero=True)
-    return (
-        memory_bytes * u
-        - weights_bytes
-        - np.asarray(activation_bytes, dtype=float)
-        - non_torch_bytes
-        - cuda_graph_bytes
+    activation = float(
+        activation_peak_bytes(
+            model, max_num_batched_tokens=max_num_batched_tokens, bytes_per_value=activation_bytes_per_value
+        )
+    )
+    return memory_budget(
+        memory_bytes=memory_bytes,
+        utilization=utilization,
+        terms=[
+            BudgetTerm(name=WEIGHTS, bytes=float(weights_bytes), source="parameters · bytes per parameter / (tp · pp)"),
+            BudgetTerm(
+                name=ACTIVATION_PEAK,
+                bytes=activation,
+                source="estimate: max_num_batched_tokens · hidden_size · bytes · 12 (profile run)",
+            ),
+            BudgetTerm(name=NON_TORCH, bytes=float(non_torch_bytes), source="CUDA context, NCCL buffers (as given)"),
+            BudgetTerm(name=CUDA_GRAPHS, bytes=float(cuda_graph_bytes), source="captured CUDA graphs (as given)"),
+        ],
     )
 
 
@@ -150,20 +163,15 @@ def stage_bytes_per_token(model: ModelSpec, *, bytes_per_value: float = 2.0, tp:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PoolLog:
-    """One GPU's budget and what vLLM logs at start-up. The budget parts add up to ``memory_bytes``.
+    """One GPU's budget and what vLLM logs at start-up.
 
-    held_back + weights + activation + non_torch + cuda_graph + kv_pool = memory (kv_pool may be negative).
-    Tokens, concurrency and the estimated maximum model length are the server's (context parallelism included).
+    ``budget`` is vLLM's view of :class:`kvcore.budget.MemoryBudget`; its parts add up to
+    ``memory_bytes``: held_back + weights + activation + non_torch + cuda_graph + kv_pool
+    (kv_pool may be negative). Tokens, concurrency and the estimated maximum model length
+    are the server's (context parallelism included).
     """
 
-    memory_bytes: float
-    utilization: float
-    held_back_bytes: float
-    weights_bytes: float
-    activation_bytes: float
-    non_torch_bytes: float
-    cuda_graph_bytes: float
-    kv_pool_bytes: float
+    budget: MemoryBudget
     bytes_per_token: float
     block_size: int
     num_blocks: int
@@ -178,9 +186,49 @@ class PoolLog:
     cp: int
 
     @property
+    def memory_bytes(self) -> float:
+        """The GPU's memory M."""
+        return self.budget.memory_bytes
+
+    @property
+    def utilization(self) -> float:
+        """gpu_memory_utilization u."""
+        return self.budget.utilization
+
+    @property
+    def held_back_bytes(self) -> float:
+        """M · (1 − u)."""
+        return self.budget.held_back_bytes
+
+    @property
+    def weights_bytes(self) -> float:
+        """This GPU's share of the weights, W / (tp · pp)."""
+        return self.budget.term_bytes(WEIGHTS)
+
+    @property
+    def activation_bytes(self) -> float:
+        """The profiling run's activation peak A."""
+        return self.budget.term_bytes(ACTIVATION_PEAK)
+
+    @property
+    def non_torch_bytes(self) -> float:
+        """Non-torch memory N."""
+        return self.budget.term_bytes(NON_TORCH)
+
+    @property
+    def cuda_graph_bytes(self) -> float:
+        """CUDA graphs G."""
+        return self.budget.term_bytes(CUDA_GRAPHS)
+
+    @property
+    def kv_pool_bytes(self) -> float:
+        """M · u − W − A − N − G."""
+        return self.budget.kv_pool_bytes
+
+    @property
     def has_pool(self) -> bool:
         """False when weights and overheads leave nothing: vLLM's 'No available memory for the cache blocks'."""
-        return self.kv_pool_bytes > 0
+        return self.budget.has_pool
 
     @property
     def gpus(self) -> int:
@@ -207,35 +255,60 @@ def pool_log(
 ) -> PoolLog:
     """The whole chain for one GPU: budget → pool → blocks → 'GPU KV cache size' → concurrency → fit.
 
-    `weights_bytes` is the whole model's; each GPU holds weights / (tp · pp). The fullest
-    stage's pool is cut into blocks of block_size · stage_bytes_per_token; tokens =
+    `weights_bytes` is the whole model's; each GPU holds weights / (tp · pp) (``vllm_budget``).
+    The fullest stage's pool is cut into blocks of block_size · stage_bytes_per_token; tokens =
     blocks · block_size · cp; a request of L tokens needs ceil(L / cp) tokens per rank
-    (vLLM ``kv_cache_utils.py``: ``get_num_blocks``, ``get_max_concurrency_for_kv_cache_config``,
-    ``check_enough_kv_cache_memory``, ``estimate_max_model_len``).
+    (``kvcore.capacity.pool_report``; vLLM ``kv_cache_utils.py``: ``get_num_blocks``,
+    ``get_max_concurrency_for_kv_cache_config``, ``check_enough_kv_cache_memory``,
+    ``estimate_max_model_len``).
+    """
+    return pool_log_for(
+        model,
+        budget=vllm_budget(
+            model,
+            memory_bytes=memory_bytes,
+            utilization=utilization,
+            weights_bytes=_per_gpu_weights(weights_bytes, tp=tp, pp=pp),
+            max_num_batched_tokens=max_num_batched_tokens,
+            non_torch_bytes=non_torch_bytes,
+            cuda_graph_bytes=cuda_graph_bytes,
+            activation_bytes_per_value=activation_bytes_per_value,
+        ),
+        max_model_len=max_model_len,
+        max_num_batched_tokens=max_num_batched_tokens,
+        block_size=block_size,
+        bytes_per_value=bytes_per_value,
+        tp=tp,
+        pp=pp,
+        cp=cp,
+    )
+
+
+def pool_log_for(
+    model: ModelSpec,
+    *,
+    budget: MemoryBudget,
+    max_model_len: int,
+    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    bytes_per_value: float = 2.0,
+    tp: int = 1,
+    pp: int = 1,
+    cp: int = 1,
+) -> PoolLog:
+    """What vLLM logs for any one-GPU `budget` (seed view or vLLM view): blocks, tokens, concurrency, fit.
+
+    Formulas as in ``pool_log``: blocks = floor(max(pool, 0) / (block_size · stage bytes/token)),
+    tokens = blocks · block_size · cp, concurrency = blocks / blocks one ceil(L / cp) request needs.
     """
     tp = checks.whole("tensor parallel size", tp)
     pp = checks.whole("pipeline parallel size", pp)
     cp = checks.whole("context parallel size", cp)
     length = checks.whole("max_model_len", max_model_len)
     block_size = checks.whole("block size", block_size)
-    per_gpu_weights = checks.positive("weights", weights_bytes, allow_zero=True) / (tp * pp)
-    activation = float(
-        activation_peak_bytes(
-            model, max_num_batched_tokens=max_num_batched_tokens, bytes_per_value=activation_bytes_per_value
-        )
-    )
-    pool = float(
-        kv_pool_bytes(
-            memory_bytes=memory_bytes,
-            utilization=utilization,
-            weights_bytes=per_gpu_weights,
-            activation_bytes=activation,
-            non_torch_bytes=non_torch_bytes,
-            cuda_graph_bytes=cuda_graph_bytes,
-        )
-    )
+    pool = budget.kv_pool_bytes
     per_token = stage_bytes_per_token(model, bytes_per_value=bytes_per_value, tp=tp, pp=pp)
-    # kvcore.vllm counts blocks of the whole model's layers: scale the stage's pool up by L / stage layers.
+    # kvcore.capacity counts blocks of the whole model's layers: scale the stage's pool up by L / stage layers.
     whole_model_pool = max(pool, 0.0) * kv_bytes_per_token(model, bytes_per_value=bytes_per_value, tp=tp) / per_token
     rank_length = math.ceil(length / cp)
     report = pool_report(
@@ -257,14 +330,7 @@ def pool_log(
         )
     )
     return PoolLog(
-        memory_bytes=float(memory_bytes),
-        utilization=float(utilization),
-        held_back_bytes=float(memory_bytes) * (1 - float(utilization)),
-        weights_bytes=per_gpu_weights,
-        activation_bytes=activation,
-        non_torch_bytes=float(non_torch_bytes),
-        cuda_graph_bytes=float(cuda_graph_bytes),
-        kv_pool_bytes=pool,
+        budget=budget,
         bytes_per_token=per_token,
         block_size=block_size,
         num_blocks=report.num_blocks,
@@ -298,8 +364,8 @@ def pool_tokens_curve(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Blocks and 'GPU KV cache size' tokens against an array of gpu_memory_utilization values.
 
-    The same chain as :func:`pool_log`, vectorised over u: blocks = floor(max(pool, 0) /
-    (block_size · stage bytes/token)), tokens = blocks · block_size · cp.
+    The same chain as :func:`pool_log`, vectorised over u (``kvcore.budget.kv_pool_bytes``):
+    blocks = floor(max(pool, 0) / (block_size · stage bytes/token)), tokens = blocks · block_size · cp.
     """
     tp = checks.whole("tensor parallel size", tp)
     pp = checks.whole("pipeline parallel size", pp)
@@ -311,7 +377,7 @@ def pool_tokens_curve(
     pool = kv_pool_bytes(
         memory_bytes=memory_bytes,
         utilization=utilization,
-        weights_bytes=checks.positive("weights", weights_bytes, allow_zero=True) / (tp * pp),
+        weights_bytes=_per_gpu_weights(weights_bytes, tp=tp, pp=pp),
         activation_bytes=activation,
         non_torch_bytes=non_torch_bytes,
         cuda_graph_bytes=cuda_graph_bytes,
@@ -319,6 +385,13 @@ def pool_tokens_curve(
     per_token = stage_bytes_per_token(model, bytes_per_value=bytes_per_value, tp=tp, pp=pp)
     blocks = np.floor(np.maximum(pool, 0.0) / (block_size * per_token))
     return blocks, blocks * block_size * cp
+
+
+def _per_gpu_weights(weights_bytes: float, *, tp: int, pp: int) -> float:
+    """The whole model's weights over tp · pp GPUs."""
+    tp = checks.whole("tensor parallel size", tp)
+    pp = checks.whole("pipeline parallel size", pp)
+    return float(checks.positive("weights", weights_bytes, allow_zero=True)) / (tp * pp)
 
 
 def startup_log_lines(log: PoolLog) -> list[str]:

@@ -10,8 +10,8 @@ import kvcore
 import ui
 import ui.practice
 from charts.agent_1m import attention_mass_figure, gpus_needed_figure, token_time_figure, token_time_patches
-from kvcore import agent
-from kvcore.decode import tensor_parallel_sizes
+from course import seeds
+from kvcore import agent, tensor_parallel_sizes
 from kvcore.units import (
     format_bandwidth,
     format_bytes,
@@ -24,6 +24,7 @@ from kvcore.units import (
     format_tokens_per_s,
 )
 from ui import glossary, lesson, live_chart, t
+from ui.errors import error_text
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -47,7 +48,7 @@ OPTION_COSTS = {"fp8": "agent_1m.option_fp8_cost", "int4": "agent_1m.option_int4
 model = ui.current_model()
 gpu = ui.current_gpu()
 lang = ui.language()
-seed = agent.SEED_004
+seed = seeds.SEED_004
 
 lesson.header(t("agent_1m.title"), t("agent_1m.intro"))
 # "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
@@ -58,23 +59,23 @@ lesson.presets(
         lesson.Preset(
             label=t("agent_1m.preset_seed"),
             values={
-                "model": agent.SEED_MODEL_ID,
-                "gpu": agent.SEED_GPU_ID,
-                "ag_context": agent.SEED_CONTEXT_TOKENS,
+                "model": seeds.SEED_MODEL_ID,
+                "gpu": seeds.SEED_GPU_ID,
+                "ag_context": seeds.SEED_CONTEXT_TOKENS,
                 "ag_kv_dtype": "bf16",
-                "ag_gpus": agent.SEED_SHARDS,
-                "ag_answer": agent.SEED_ANSWER_TOKENS,
+                "ag_gpus": seeds.SEED_SHARDS,
+                "ag_answer": seeds.SEED_ANSWER_TOKENS,
                 "ag_util": 1.0,
             },
         ),
         lesson.Preset(
             label=t("agent_1m.preset_fp8"),
             values={
-                "model": agent.SEED_MODEL_ID,
-                "gpu": agent.SEED_GPU_ID,
-                "ag_context": agent.SEED_CONTEXT_TOKENS,
+                "model": seeds.SEED_MODEL_ID,
+                "gpu": seeds.SEED_GPU_ID,
+                "ag_context": seeds.SEED_CONTEXT_TOKENS,
                 "ag_kv_dtype": "fp8",
-                "ag_gpus": agent.SEED_SHARDS,
+                "ag_gpus": seeds.SEED_SHARDS,
             },
         ),
         lesson.Preset(
@@ -92,7 +93,7 @@ lesson.presets(
 )
 
 shard_options = tensor_parallel_sizes(model, max_gpus=MAX_SHARDS)
-default_shards = max(size for size in shard_options if size <= agent.SEED_SHARDS)
+default_shards = max(size for size in shard_options if size <= seeds.SEED_SHARDS)
 
 controls, results = st.columns([1, 2], gap="large")
 with controls:
@@ -101,7 +102,7 @@ with controls:
         key="ag_context",
         min_value=CONTEXT_STEP_TOKENS,
         max_value=MAX_CONTEXT_TOKENS,
-        value=agent.SEED_CONTEXT_TOKENS,
+        value=seeds.SEED_CONTEXT_TOKENS,
         step=CONTEXT_STEP_TOKENS,
         help=t("agent_1m.context_help", maximum=ui.num(format_tokens(MAX_CONTEXT_TOKENS))),
     )
@@ -155,10 +156,10 @@ try:
         for dtype in KV_DTYPES
     }
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
 
-seen_by_seed = model.id == agent.SEED_MODEL_ID and gpu.id == agent.SEED_GPU_ID
+seen_by_seed = model.id == seeds.SEED_MODEL_ID and gpu.id == seeds.SEED_GPU_ID
 
 with results:
     row = st.columns(2)
@@ -200,7 +201,7 @@ with results:
         shards=shards,
         kv_bytes_per_value=kv_bytes_per_value,
         weight_bytes_per_param=weight_bytes_per_param,
-        seed_point=(agent.SEED_CONTEXT_TOKENS, seed.token_s) if seen_by_seed and kv_dtype == "bf16" else None,
+        seed_point=(seeds.SEED_CONTEXT_TOKENS, seed.token_s) if seen_by_seed and kv_dtype == "bf16" else None,
         separators=ui.separators(),
         labels={
             "title": t("agent_1m.chart_time_title", model=model.name),
@@ -307,13 +308,13 @@ rows = [
 ]  # fmt: skip
 table = pd.DataFrame(rows, columns=[t("agent_1m.col_what"), t("agent_1m.col_seed"), t("agent_1m.col_exact")])
 st.table(table.set_index(t("agent_1m.col_what")))
-if not (seen_by_seed and context_tokens == agent.SEED_CONTEXT_TOKENS and kv_dtype == "bf16"):
+if not (seen_by_seed and context_tokens == seeds.SEED_CONTEXT_TOKENS and kv_dtype == "bf16"):
     st.caption(
         t(
             "agent_1m.not_seed_scenario",
-            model=ui.models()[agent.SEED_MODEL_ID].name,
-            gpu=ui.gpus()[agent.SEED_GPU_ID].name,
-            tokens=ui.num(format_tokens(agent.SEED_CONTEXT_TOKENS)),
+            model=ui.models()[seeds.SEED_MODEL_ID].name,
+            gpu=ui.gpus()[seeds.SEED_GPU_ID].name,
+            tokens=ui.num(format_tokens(seeds.SEED_CONTEXT_TOKENS)),
         )
     )
 
@@ -321,35 +322,35 @@ if not (seen_by_seed and context_tokens == agent.SEED_CONTEXT_TOKENS and kv_dtyp
 
 st.subheader(t("agent_1m.errata_title"))
 try:
-    seed_model = ui.models()[agent.SEED_MODEL_ID]
-    seed_gpu = ui.gpus()[agent.SEED_GPU_ID]
+    seed_model = ui.models()[seeds.SEED_MODEL_ID]
+    seed_gpu = ui.gpus()[seeds.SEED_GPU_ID]
     exact = agent.ledger(
         seed_model,
         seed_gpu,
-        context_tokens=agent.SEED_CONTEXT_TOKENS,
-        shards=agent.SEED_SHARDS,
-        answer_tokens=agent.SEED_ANSWER_TOKENS,
+        context_tokens=seeds.SEED_CONTEXT_TOKENS,
+        shards=seeds.SEED_SHARDS,
+        answer_tokens=seeds.SEED_ANSWER_TOKENS,
     )
     binary_million = float(kvcore.kv_cache_bytes(seed_model, context_tokens=2**20))
     seed_time = float(kvcore.stream_time_s(seed.cache_bytes, bandwidth_bytes_per_s=seed_gpu.bandwidth_bytes_per_s))
     intensity = float(
         kvcore.arithmetic_intensity(
-            kvcore.decode_flops_per_step(seed_model, context_tokens=agent.SEED_CONTEXT_TOKENS),
-            kvcore.decode_bytes_per_step(seed_model, context_tokens=agent.SEED_CONTEXT_TOKENS).total,
+            kvcore.decode_flops_per_step(seed_model, context_tokens=seeds.SEED_CONTEXT_TOKENS),
+            kvcore.decode_bytes_per_step(seed_model, context_tokens=seeds.SEED_CONTEXT_TOKENS).total,
         )
     )
     decimal_fit = float(
-        agent.gpus_to_fit(exact.weights_bytes + exact.cache_bytes, gpu_memory_bytes=seed.gpu_memory_bytes)
+        kvcore.gpus_needed(total_bytes=exact.weights_bytes + exact.cache_bytes, memory_bytes=seed.gpu_memory_bytes)
     )
 except (KeyError, ValueError) as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
 st.markdown(
     t(
         "agent_1m.errata",
         model=seed_model.name,
         gpu=seed_gpu.name,
-        tokens=ui.num(format_tokens(agent.SEED_CONTEXT_TOKENS)),
+        tokens=ui.num(format_tokens(seeds.SEED_CONTEXT_TOKENS)),
         seed_per_token=ui.num(format_bytes_decimal(seed.kv_bytes_per_token)),
         seed_cache=ui.num(format_bytes_decimal(seed.cache_bytes)),
         seed_ms=ui.num(format_seconds(seed.token_s)),
@@ -360,8 +361,8 @@ st.markdown(
         seed_memory=ui.num(format_bytes_decimal(seed.gpu_memory_bytes)),
         seed_sharded=ui.num(format_seconds(seed.sharded_token_s)),
         seed_ridge=ui.num(f"{seed.ridge_flop_per_byte:,.0f}"),
-        answer_tokens=ui.num(format_tokens(agent.SEED_ANSWER_TOKENS)),
-        shards=agent.SEED_SHARDS,
+        answer_tokens=ui.num(format_tokens(seeds.SEED_ANSWER_TOKENS)),
+        shards=seeds.SEED_SHARDS,
         bandwidth=ui.num(format_bandwidth(seed_gpu.bandwidth_bytes_per_s)),
         peak=ui.num(format_flops(seed_gpu.bf16_dense_flop_per_s)),
         intensity=ui.num(f"{intensity:,.1f}"),

@@ -14,6 +14,7 @@ from charts.attention_variants import (
     variant_bars_patches,
     variant_curves_figure,
 )
+from charts.formatting import percent
 from kvcore.units import KB, KiB, format_bytes, format_bytes_decimal, format_seconds, format_tokens
 from kvcore.variants import (
     DEFAULT_MLA_RANK,
@@ -26,6 +27,7 @@ from kvcore.variants import (
     default_gqa_kv_heads,
 )
 from ui import glossary, lesson, live_chart, t
+from ui.errors import error_text
 from ui.formula import latex_number, result_latex
 
 lesson.rerun_alone(__file__)
@@ -36,11 +38,6 @@ SEED_SHAPE_ID = "llama-3.1-8b"
 SEED_70B_ID = "llama-3.1-70b"
 SEED_405B_ID = "llama-3.1-405b"
 SEED_MLA_ID = "deepseek-v3"
-
-
-def percent(fraction: float) -> str:
-    """0.96875 → '96.875%' (no trailing zeros), with the language's decimal mark."""
-    return ui.num(f"{fraction:.3%}"[:-1].rstrip("0").rstrip(".") + "%")
 
 
 def times(factor: float) -> str:
@@ -155,12 +152,18 @@ try:
     saving = {key: float(cache_saving_fraction(cache[key], baseline_bytes_per_token=cache["MHA"])) for key in shown}
     factor = {key: float(cache_reduction_factor(cache[key], baseline_bytes_per_token=cache["MHA"])) for key in shown}
     weights = kvcore.model_weights_bytes(model, bytes_per_param=kvcore.bytes_per_value(model.weights_dtype))
-    room = kvcore.kv_budget_bytes(memory_bytes=gpu.memory_bytes, utilization=1.0, weights_bytes=weights)
+    # The shared default assumptions (kvcore.DEFAULT_ASSUMPTIONS), stated beside the figure.
+    room = kvcore.kv_budget_bytes(
+        memory_bytes=gpu.memory_bytes,
+        utilization=kvcore.DEFAULT_UTILIZATION,
+        weights_bytes=weights,
+        overhead_bytes=kvcore.DEFAULT_OVERHEAD_BYTES,
+    )
     sequence = {
         key: float(kvcore.sequence_kv_bytes(spec, context_tokens=context_tokens, bytes_per_value=b))
         for key, spec in shown.items()
     }
-    fit = {key: int(kvcore.max_users(kv_budget_bytes=room, sequence_bytes=sequence[key])) for key in shown}
+    fit = {key: int(kvcore.max_users(kv_pool_bytes=room, sequence_bytes=sequence[key])) for key in shown}
     costs = {
         key: attention_cost(
             spec,
@@ -177,7 +180,7 @@ try:
         peak_flop_per_s=gpu.bf16_dense_flop_per_s, bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s
     )
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
 
 mla = shown["MLA"]
@@ -238,7 +241,9 @@ for column, key in zip(columns, VARIANTS, strict=True):
     column.metric(
         t("attention_variants.metric_per_token", name=names[key]),
         small(per_token[key]),
-        delta=None if key == "MHA" else t("attention_variants.metric_delta", saving=percent(saving[key])),
+        delta=None
+        if key == "MHA"
+        else t("attention_variants.metric_delta", saving=ui.num(percent(saving[key], decimals=3, trim_zeros=True))),
         delta_color="inverse",
         help=t("attention_variants.metric_help", cache=lesson.mem(cache[key]), context=tokens(context_tokens)),
     )
@@ -272,7 +277,7 @@ st.dataframe(
         {
             t("attention_variants.col_variant"): names[key],
             t("attention_variants.col_per_token"): small(per_token[key]),
-            t("attention_variants.col_saving"): percent(saving[key]),
+            t("attention_variants.col_saving"): ui.num(percent(saving[key], decimals=3, trim_zeros=True)),
             t("attention_variants.col_factor"): times(factor[key]),
             t("attention_variants.col_cache", context=tokens(context_tokens), users=users_text): lesson.mem(cache[key]),
             t("attention_variants.col_users", gpu=gpu.name): tokens(fit[key]),
@@ -286,6 +291,8 @@ if room > 0:
         t(
             "attention_variants.fit_summary",
             gpu=gpu.name,
+            u=ui.num(f"{kvcore.DEFAULT_UTILIZATION:.0%}".replace("%", " %")),
+            overhead=lesson.mem(kvcore.DEFAULT_OVERHEAD_BYTES),
             weights=lesson.mem(weights),
             room=lesson.mem(room),
             context=tokens(context_tokens),
@@ -436,7 +443,7 @@ try:
         )
     )
 except (KeyError, ValueError) as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
 
 st.markdown(t("attention_variants.seed_table_intro", model=seed_shape.name, heads=seed_shape.num_attention_heads))
@@ -453,7 +460,7 @@ st.dataframe(
             t("attention_variants.seed_col_kv"): seed_variants[key].num_key_value_heads,
             t("attention_variants.seed_col_per_token"): small(seed_per_token[key]),
             t("attention_variants.seed_col_seed"): seed_says[key],
-            t("attention_variants.seed_col_exact"): percent(seed_saving[key]),
+            t("attention_variants.seed_col_exact"): ui.num(percent(seed_saving[key], decimals=3, trim_zeros=True)),
         }
         for key in ("MHA", "GQA", "MQA")
     ],
@@ -462,7 +469,7 @@ st.dataframe(
 st.markdown(
     t(
         "attention_variants.seed_notes",
-        mqa=percent(seed_saving["MQA"]),
+        mqa=ui.num(percent(seed_saving["MQA"], decimals=3, trim_zeros=True)),
         heads=seed_shape.num_attention_heads,
         mqa_factor=times(seed_shape.num_attention_heads),
         gqa_factor=times(

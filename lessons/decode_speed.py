@@ -9,9 +9,10 @@ import kvcore
 import ui
 import ui.practice
 from charts.decode_speed import bytes_per_step_figure, bytes_per_step_patches, tokens_per_s_figure
-from kvcore.decode import crossover_context_tokens, decode_token_s, kv_share_of_step, tensor_parallel_sizes
+from kvcore import crossover_context_tokens, kv_share_of_step, tensor_parallel_sizes
 from kvcore.units import format_bandwidth, format_bytes_decimal, format_seconds, format_tokens, format_tokens_per_s
 from ui import glossary, lesson, live_chart, t
+from ui.errors import error_text
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -21,6 +22,11 @@ WEIGHTS_DTYPES = ("bf16", "fp8", "int8", "int4")
 TP_SIZES = (1, 2, 4, 8)
 #: Batch sizes the rate chart always draws (the chosen one is added).
 CHART_BATCHES = (1, 8, 64)
+#: How the page names its efficiencies (MFU, MBU): the datasheet bound it starts from, or the typical values.
+ASSUMPTION_WORDS = {
+    (kvcore.DEFAULT_MFU, kvcore.DEFAULT_MBU): "decode_speed.assumption_bound",
+    (kvcore.DEFAULT_MFU, kvcore.TYPICAL_MBU): "decode_speed.assumption_typical",
+}
 
 model = ui.current_model()
 gpu = ui.current_gpu()
@@ -85,7 +91,7 @@ with controls:
             key="ds_mbu",
             min_value=0.3,
             max_value=1.0,
-            value=1.0,
+            value=kvcore.DEFAULT_MBU,
             step=0.05,
             help=t("decode_speed.mbu_help"),
         )
@@ -100,9 +106,22 @@ try:
     }
     read = kvcore.decode_bytes_per_step(model, batch=batch, gpus=tp, **knobs)
     one_gpu_read = kvcore.decode_bytes_per_step(model, batch=batch, gpus=1, **knobs)
-    timing = {"bandwidth_bytes_per_s": gpu.bandwidth_bytes_per_s, "efficiency": efficiency}
-    step_s = float(decode_token_s(model, batch=batch, tp=tp, **timing, **knobs))
-    one_gpu_step_s = float(decode_token_s(model, batch=batch, tp=1, **timing, **knobs))
+    # The step on the roofline: the bandwidth bounds it, unless a big batch makes the FLOPs slower still.
+    rates = kvcore.rates_for(gpu, weights_dtype=weights_dtype, mfu=kvcore.DEFAULT_MFU, mbu=efficiency, gpus=tp)
+    one_gpu_rates = kvcore.rates_for(gpu, weights_dtype=weights_dtype, mfu=kvcore.DEFAULT_MFU, mbu=efficiency)
+    step_s = float(kvcore.tpot_s(model, batch=batch, rates=rates, **knobs))
+    one_gpu_step_s = float(kvcore.tpot_s(model, batch=batch, rates=one_gpu_rates, **knobs))
+    memory_s = float(
+        kvcore.memory_time_s(read.total, bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s, mbu=efficiency, gpus=tp)
+    )
+    compute_s = float(
+        kvcore.compute_time_s(
+            kvcore.decode_flops_per_step(model, context_tokens=context_tokens, batch=batch),
+            peak_flop_per_s=rates.peak_flop_per_s,
+            mfu=rates.mfu,
+            gpus=tp,
+        )
+    )
     per_user = float(kvcore.tokens_per_s(step_s))
     aggregate = float(kvcore.tokens_per_s(step_s, batch=batch))
     kv_share = float(kv_share_of_step(read))
@@ -116,7 +135,7 @@ try:
         kvcore.sequence_kv_bytes(model, context_tokens=context_tokens, bytes_per_value=kv_bytes_per_value)
     )
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
 
 weights_read = float(read.weights_bytes)
@@ -132,6 +151,19 @@ with results:
         t("decode_speed.metric_aggregate"),
         ui.num(format_tokens_per_s(aggregate, unit=False)),
         help=t("decode_speed.metric_aggregate_help", batch=batch),
+    )
+    st.caption(
+        t(
+            "decode_speed.assumptions",
+            mbu=ui.num(f"{efficiency:g}"),
+            mfu=ui.num(f"{rates.mfu:g}"),
+            which=t(
+                ASSUMPTION_WORDS.get((rates.mfu, round(efficiency, 2)), "decode_speed.assumption_custom"),
+                typical_mbu=ui.num(f"{kvcore.TYPICAL_MBU:g}"),
+            ),
+            context=ui.num(format_tokens(context_tokens)),
+            users=ui.plural("users.count", batch),
+        )
     )
     row = st.columns(3)
     row[0].metric(t("decode_speed.metric_read"), lesson.mem(float(read.total)), help=t("decode_speed.metric_read_help"))
@@ -208,8 +240,17 @@ lesson.formula(
     r"t_{step} = \frac{W + B \cdot KV_{seq}(s)}{n_{gpu} \cdot BW \cdot \text{MBU}}",
     r"t_{step} = \frac{" + _gb(weights_read) + r" + " + latex_number(batch, lang) + r" \cdot " + _gb(sequence_kv)
     + r"}{" + latex_number(tp, lang) + r" \cdot \text{" + ui.num(format_bandwidth(gpu.bandwidth_bytes_per_s))
-    + r"} \cdot " + latex_number(efficiency, lang) + r"} = \textbf{" + ui.num(format_seconds(step_s)) + "}",
+    + r"} \cdot " + latex_number(efficiency, lang) + r"} = \textbf{" + ui.num(format_seconds(memory_s)) + "}",
 )  # fmt: skip
+if compute_s > memory_s:
+    st.markdown(
+        t(
+            "decode_speed.compute_bound",
+            compute=ui.num(format_seconds(compute_s)),
+            memory=ui.num(format_seconds(memory_s)),
+            users=ui.plural("users.count", batch),
+        )
+    )
 st.caption(t("decode_speed.formula_note"))
 
 st.subheader(t("decode_speed.tp_title"))

@@ -33,6 +33,7 @@ from kvcore.units import (
     format_tokens,
 )
 from ui import glossary, lesson, t
+from ui.errors import error_text
 from ui.formula import latex_number, result_latex
 
 lesson.rerun_alone(__file__)
@@ -151,7 +152,7 @@ try:
     stats = float(flash.temporary_bytes)
     kv_standard, kv_flash = float(standard.kv_cache_bytes), float(flash.kv_cache_bytes)
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
 
 with results:

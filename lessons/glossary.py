@@ -1,13 +1,14 @@
 """Glossary: every term the lessons use, searchable, each with the lessons that use it.
 
-The terms are data (ui/glossary.py, texts in i18n/*/glossary.json); numbers in definitions come
-from kvcore. ``?gl_term=<id>`` (the links under each lesson) opens that term first;
+The terms are data (course/glossary.py, texts in i18n/*/glossary.json); numbers in definitions
+come from kvcore through course/facts.py. ``?gl_term=<id>`` (the links under each lesson) opens that term first;
 ``?gl_search=`` holds the search.
 """
 
 import streamlit as st
 
 import ui
+from course.glossary import TERMS
 from ui import glossary, lesson, t
 
 lesson.rerun_alone(__file__)
@@ -27,8 +28,8 @@ query = (query or "").strip()
 
 terms = [term for term in glossary.ordered_terms(asked) if not query or glossary.matches(term, query)]
 if asked is not None and terms and terms[0].id == asked:
-    st.caption(t("glossary.showing", term=t(glossary.TERMS[asked].name)))
-st.caption(t("glossary.count", shown=len(terms), total=len(glossary.TERMS)))
+    st.caption(t("glossary.showing", term=t(TERMS[asked].name)))
+st.caption(t("glossary.count", shown=len(terms), total=len(TERMS)))
 if not terms:
     st.info(t("glossary.none", query=ui.shown_param(query)), icon=":material/search_off:")
 for term in terms:

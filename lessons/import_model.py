@@ -22,6 +22,7 @@ from kvcore import hf_config
 from kvcore.model_code import model_to_code
 from kvcore.units import format_bytes, format_quantity, format_tokens
 from ui import glossary, hub, lesson, t
+from ui.errors import error_text
 from ui.formula import STATE_DTYPE, SYMBOLIC_BY_KIND, formula_terms, result_latex
 
 lesson.rerun_alone(__file__)
@@ -211,7 +212,7 @@ try:
     sequence = float(kvcore.sequence_kv_bytes(model, context_tokens=context_tokens, bytes_per_value=b))
     wrong = mistakes.wrong_readings(model)
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
 
 with results:

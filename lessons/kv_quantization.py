@@ -13,6 +13,7 @@ import streamlit as st
 import kvcore
 import ui
 import ui.practice
+from charts.formatting import percent
 from charts.kv_quantization import (
     cache_by_format_figure,
     capacity_figure,
@@ -20,7 +21,7 @@ from charts.kv_quantization import (
     round_trip_errors,
     users_that_fit,
 )
-from kvcore.memory import gpus_needed
+from kvcore.capacity import gpus_needed, sizing_steps
 from kvcore.quantization import (
     KV_FORMATS,
     SCALE_BYTES,
@@ -28,9 +29,9 @@ from kvcore.quantization import (
     synthetic_keys,
     synthetic_values,
 )
-from kvcore.sizing import sizing_steps
-from kvcore.units import GiB, format_bytes, format_bytes_decimal, format_seconds, format_tokens
+from kvcore.units import format_bytes, format_bytes_decimal, format_seconds, format_tokens
 from ui import glossary, lesson, t
+from ui.errors import error_text
 from ui.formula import formula_terms, latex_number, result_latex
 
 lesson.rerun_alone(__file__)
@@ -40,8 +41,9 @@ GROUP_SIZES = (32, 64, 128)
 #: Seed 004 counts "a million tokens" of context; the slider reaches 2**20 for every model.
 MILLION_TOKENS = 1_000_000
 MAX_CONTEXT = 1 << 20
-UTILIZATION = 0.90
-OVERHEAD_BYTES = 1 * GiB
+#: The shared default assumptions (kvcore.DEFAULT_ASSUMPTIONS), stated beside the room on the page.
+UTILIZATION = kvcore.DEFAULT_UTILIZATION
+OVERHEAD_BYTES = kvcore.DEFAULT_OVERHEAD_BYTES
 #: Synthetic K and V: 512 tokens of one 128-wide head, 4 outlier key channels, fixed seed.
 DEMO = {"tokens": 512, "channels": 128, "outlier_channels": 4, "seed": 0}
 #: Seed 000's table row "GQA (8 KV heads), KV in FP8": per token, then 8k, 32k and 128k tokens, as printed.
@@ -152,7 +154,7 @@ try:
         for fmt, b in stored.items()
     }
     longest = {
-        fmt: kvcore.max_context_tokens(model, kv_budget_bytes=room, concurrency=users, bytes_per_value=b)
+        fmt: kvcore.max_context_tokens(model, kv_pool_bytes=room, concurrency=users, bytes_per_value=b)
         for fmt, b in stored.items()
     }
     fit = dict(
@@ -169,7 +171,7 @@ try:
         for fmt, size in cache.items()
     }
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
 
 unit = lesson.memory_unit()
@@ -374,20 +376,16 @@ value_errors = dict(
 per_channel_int4 = round_trip_errors(keys, ["int4"], group_size=group_size, axis="channel")[0]
 
 
-def percent(fraction: float) -> str:
-    return ui.num(f"{fraction:.2%}")
-
-
 st.markdown(
     t(
         "kv_quantization.error_text",
-        fp8_k=percent(key_errors["fp8"]),
-        fp8_v=percent(value_errors["fp8"]),
-        int8_k=percent(key_errors["int8"]),
-        int8_v=percent(value_errors["int8"]),
-        int4_k=percent(key_errors["int4"]),
-        int4_v=percent(value_errors["int4"]),
-        int4_k_channel=percent(per_channel_int4),
+        fp8_k=ui.num(percent(key_errors["fp8"], decimals=2)),
+        fp8_v=ui.num(percent(value_errors["fp8"], decimals=2)),
+        int8_k=ui.num(percent(key_errors["int8"], decimals=2)),
+        int8_v=ui.num(percent(value_errors["int8"], decimals=2)),
+        int4_k=ui.num(percent(key_errors["int4"], decimals=2)),
+        int4_v=ui.num(percent(value_errors["int4"], decimals=2)),
+        int4_k_channel=ui.num(percent(per_channel_int4, decimals=2)),
     )
 )
 st.warning(t("kv_quantization.measure"), icon=":material/science:")

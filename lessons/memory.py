@@ -17,15 +17,11 @@ import ui
 import ui.practice
 from charts.memory import memory_vs_context_figure, memory_vs_context_patches
 from charts.memory_heatmap import memory_heatmap_figure
-from kvcore.memory import (
-    break_even_context_tokens,
-    break_even_users,
-    gpus_needed,
-    mha_cache_bytes,
-    total_memory_bytes,
-)
+from kvcore.capacity import gpus_needed
+from kvcore.memory import break_even_context_tokens, break_even_users, mha_cache_bytes, total_memory_bytes
 from kvcore.units import GiB, format_bytes, format_bytes_decimal, format_gb, format_gib, format_tokens
 from ui import glossary, lesson, live_chart, t
+from ui.errors import error_text
 from ui.formula import SYMBOLIC, formula_terms, result_latex, total_substituted, total_symbolic
 
 lesson.rerun_alone(__file__)
@@ -37,7 +33,10 @@ MAX_USERS = 256
 HEAD_DIMS = (32, 64, 80, 96, 128, 160, 192, 256)
 #: Not a widget: the model the head-dim and layers values belong to (reset when it changes).
 VALUES_MODEL_KEY = "mem_values_model"
-DEFAULT_OVERHEAD_GIB = 1.0
+#: The shared default overhead (kvcore.DEFAULT_ASSUMPTIONS). This page counts the whole card (u = 1) on
+#: purpose: it asks what the GPU must hold; the caption beside the status gives a server's view too.
+DEFAULT_OVERHEAD_GIB = kvcore.DEFAULT_OVERHEAD_BYTES / GiB
+WHOLE_CARD_UTILIZATION = 1.0
 
 #: Seed 002's "30 GB model": Qwen2.5 32B in INT8 (32.5 B parameters · 1 byte), with a BF16 cache.
 THIRTY_GB_MODEL, THIRTY_GB_WEIGHTS, THIRTY_GB_KV = "qwen2.5-32b", "int8", "bf16"
@@ -226,11 +225,26 @@ try:
     weights = kvcore.model_weights_bytes(variant, bytes_per_param=weights_bytes_per_param)
     total = float(total_memory_bytes(variant, overhead_bytes=overhead, **sizes))
     kv_room = kvcore.kv_budget_bytes(
-        memory_bytes=gpu.memory_bytes, utilization=1.0, weights_bytes=weights, overhead_bytes=overhead
+        memory_bytes=gpu.memory_bytes,
+        utilization=WHOLE_CARD_UTILIZATION,
+        weights_bytes=weights,
+        overhead_bytes=overhead,
     )
-    longest_context = kvcore.max_context_tokens(
-        variant, kv_budget_bytes=kv_room, concurrency=concurrency, bytes_per_value=kv_bytes_per_value
+    longest_context = float(
+        kvcore.max_context_tokens(
+            variant, kv_pool_bytes=kv_room, concurrency=concurrency, bytes_per_value=kv_bytes_per_value
+        )
     )
+    sequence = kvcore.sequence_kv_bytes(variant, context_tokens=context_tokens, bytes_per_value=kv_bytes_per_value)
+    users_on_card = int(kvcore.max_users(kv_pool_bytes=kv_room, sequence_bytes=sequence))
+    # A server's view of the same card, with the defaults every other page starts from.
+    serving_room = kvcore.kv_budget_bytes(
+        memory_bytes=gpu.memory_bytes,
+        utilization=kvcore.DEFAULT_UTILIZATION,
+        weights_bytes=weights,
+        overhead_bytes=kvcore.DEFAULT_OVERHEAD_BYTES,
+    )
+    users_served = int(kvcore.max_users(kv_pool_bytes=serving_room, sequence_bytes=sequence))
     gpus_for_all = int(gpus_needed(total_bytes=total, memory_bytes=gpu.memory_bytes))
     break_even_one, break_even_each = break_even_context_tokens(
         variant, weights_bytes=weights, concurrency=[1, concurrency], bytes_per_value=kv_bytes_per_value
@@ -244,7 +258,7 @@ try:
         )
     )
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
 
 usage = kvcore.MemoryBreakdown(weights_bytes=weights, kv_cache_bytes=cache, overhead_bytes=overhead)
@@ -292,6 +306,19 @@ with results:
         st.success(t("memory.fits", tokens=ui.num(format_tokens(longest_context)), **room))
     else:
         st.warning(t("memory.cache_does_not_fit", tokens=ui.num(format_tokens(longest_context)), **room))
+    st.caption(
+        t(
+            "memory.assumptions",
+            overhead=lesson.mem(overhead),
+            room=lesson.mem(max(kv_room, 0.0)),
+            users=users_on_card,
+            context=ui.num(format_tokens(context_tokens)),
+            u=ui.num(f"{kvcore.DEFAULT_UTILIZATION:.0%}".replace("%", " %")),
+            default_overhead=lesson.mem(kvcore.DEFAULT_OVERHEAD_BYTES),
+            serving_room=lesson.mem(max(serving_room, 0.0)),
+            serving_users=users_served,
+        )
+    )
 
     figure = memory_vs_context_figure(
         model=variant,

@@ -8,10 +8,13 @@ import streamlit as st
 import kvcore
 import ui
 import ui.practice
+from charts.formatting import percent
 from charts.paged_attention import block_map_figure, cell_slots, waste_figure
-from kvcore.paging import SHAREGPT_ON_OPT, allocation_report, block_map, request_lengths_tokens, requests_that_fit
+from course.seeds import SHAREGPT_ON_OPT
+from kvcore.paging import allocation_report, block_map, request_lengths_tokens, requests_that_fit
 from kvcore.units import format_tokens
 from ui import glossary, lesson, t
+from ui.errors import error_text
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -136,19 +139,15 @@ try:
         for scheme in ("contiguous", "paged")
     }
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
-
-
-def percent(fraction: float) -> str:
-    return ui.num(f"{fraction:.1%}")
 
 
 with results:
     row = st.columns(2)
     row[0].metric(
         t("paged_attention.metric_waste_contiguous"),
-        percent(contiguous.waste_fraction),
+        ui.num(percent(contiguous.waste_fraction, decimals=1)),
         delta=lesson.mem(contiguous.waste_bytes),
         delta_color="off",
         delta_arrow="off",
@@ -156,7 +155,7 @@ with results:
     )
     row[1].metric(
         t("paged_attention.metric_waste_paged"),
-        percent(paged.waste_fraction),
+        ui.num(percent(paged.waste_fraction, decimals=1)),
         delta=lesson.mem(paged.waste_bytes),
         delta_color="off",
         delta_arrow="off",
@@ -196,7 +195,10 @@ with results:
         key="pa_waste_chart",
     )
 
-claim = {"waste": percent(contiguous.waste_fraction), "paged": percent(paged.waste_fraction)}
+claim = {
+    "waste": ui.num(percent(contiguous.waste_fraction, decimals=1)),
+    "paged": ui.num(percent(paged.waste_fraction, decimals=1)),
+}
 if 0.6 <= contiguous.waste_fraction <= 0.8:
     st.warning(t("paged_attention.claim_inside", **claim), icon=":material/warning:")
 else:

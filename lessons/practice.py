@@ -15,6 +15,7 @@ import ui
 from charts.practice import AnswerPoint, answers_figure
 from course import exercises
 from ui import course, lesson, practice, t
+from ui.errors import error_text
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -84,7 +85,7 @@ try:
         set_number, models=ui.models(), gpus=ui.gpus(), count=MAX_COUNT, topics=chosen_topics
     )
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
 chosen = drawn[:count]
 

@@ -2,7 +2,8 @@
 
 Widgets → kvcore.scheduler (trace, server, simulation, summary) → figures → text.
 The step's cost comes from the chosen model on the chosen GPU (``server_from_model``);
-the pool's size is a share of the blocks that make preemption impossible.
+the pool's size is a share of the blocks that make preemption impossible. The preset
+buttons are the course's scenarios (``course.scheduler_presets``).
 """
 
 import dataclasses
@@ -13,6 +14,8 @@ import kvcore
 import ui
 import ui.practice
 from charts.preemption import latency_figure, occupancy_figure, queue_figure
+from course import scheduler_presets
+from kvcore.capacity import DEFAULT_BLOCK_SIZE, block_bytes
 from kvcore.scheduler import (
     PREEMPTION_MODES,
     ServerConfig,
@@ -20,24 +23,21 @@ from kvcore.scheduler import (
     Workload,
     blocks_for_no_preemption,
     generate_requests,
-    preset,
     server_from_model,
     simulate,
     summarize,
 )
 from kvcore.units import format_bytes, format_seconds, format_tokens, format_tokens_per_s
-from kvcore.vllm import DEFAULT_BLOCK_SIZE, block_bytes
 from ui import glossary, lesson, t
+from ui.errors import error_text
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
 
 #: The longest request a trace may hold (vLLM's max_model_len), unless the model's context is shorter.
 MAX_MODEL_LEN = 4096
-#: kvcore's presets describe Llama 3.1 8B on one H100 SXM (ServerConfig's default step costs).
-PRESET_MODEL, PRESET_GPU = "llama-3.1-8b", "h100-sxm"
 #: vLLM's default share of the card, for comparing the simulated pool with what the GPU has.
-UTILIZATION = 0.9
+UTILIZATION = kvcore.DEFAULT_UTILIZATION  # the shared default (kvcore.DEFAULT_ASSUMPTIONS)
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -90,16 +90,16 @@ def run(
     return workload, server, needed, simulate(trace, server)
 
 
-def preset_values(name: str, **extra: object) -> dict[str, object]:
-    """kvcore's preset mapped onto this page's controls (the pool as a share of the no-preemption blocks)."""
-    workload, server = preset(name)
+def preset_values(name: str) -> dict[str, object]:
+    """The course's preset mapped onto this page's controls (the pool as a share of the no-preemption blocks)."""
+    workload, server = scheduler_presets.preset(name)
     trace = generate_requests(workload)
     needed = blocks_for_no_preemption(
         max_num_seqs=server.max_num_seqs, max_request_tokens=trace.prompt_tokens + trace.output_tokens
     )
     return {
-        "model": PRESET_MODEL,
-        "gpu": PRESET_GPU,
+        "model": scheduler_presets.MODEL_ID,
+        "gpu": scheduler_presets.GPU_ID,
         "pr_rate": float(workload.arrival_rate_per_s),
         "pr_requests": workload.num_requests,
         "pr_prompt_mean": int(workload.prompt_mean_tokens),
@@ -110,7 +110,6 @@ def preset_values(name: str, **extra: object) -> dict[str, object]:
         "pr_pool": round(100 * server.num_blocks / needed),
         "pr_mode": server.preemption_mode,
         "pr_seed": workload.seed,
-        **extra,
     }
 
 
@@ -135,7 +134,7 @@ lesson.presets(
         lesson.Preset(
             label=t("preemption.preset_swap"),
             help=t("preemption.preset_swap_help"),
-            values=preset_values("too-small", pr_mode="swap"),
+            values=preset_values("too-small-swap"),
         ),
     ],
     key="pr_presets",
@@ -245,7 +244,7 @@ try:
     weights = kvcore.model_weights_bytes(model, bytes_per_param=kvcore.bytes_per_value(model.weights_dtype))
     gpu_pool = kvcore.kv_budget_bytes(memory_bytes=gpu.memory_bytes, utilization=UTILIZATION, weights_bytes=weights)
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
 
 

@@ -9,9 +9,10 @@ import kvcore
 import ui
 import ui.practice
 from charts.prefill_decode import batch_intensity_figure, roofline_figure, roofline_patches, timeline_figure
-from kvcore import phases, units
+from kvcore import units
 from kvcore.units import format_bandwidth, format_bytes_decimal, format_flops, format_seconds, format_tokens
 from ui import glossary, lesson, live_chart, t
+from ui.errors import error_text
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -27,6 +28,11 @@ SEED_GPU_ID = "h100-sxm"
 
 PROMPT_STEP_TOKENS = 128
 BOUND_WORDS = {"compute": "prefill_decode.bound_compute", "memory": "prefill_decode.bound_memory"}
+#: How the page names its efficiencies (MFU, MBU): the typical values it starts from, or the datasheet bound.
+ASSUMPTION_WORDS = {
+    (kvcore.TYPICAL_MFU, kvcore.TYPICAL_MBU): "prefill_decode.assumption_typical",
+    (kvcore.DEFAULT_MFU, kvcore.DEFAULT_MBU): "prefill_decode.assumption_bound",
+}
 
 model = ui.current_model()
 gpu = ui.current_gpu()
@@ -171,7 +177,7 @@ with controls:
             key="pd_mfu",
             min_value=0.05,
             max_value=1.0,
-            value=0.5,
+            value=kvcore.TYPICAL_MFU,
             step=0.05,
             help=t("prefill_decode.mfu_help"),
         )
@@ -180,7 +186,7 @@ with controls:
             key="pd_mbu",
             min_value=0.05,
             max_value=1.0,
-            value=0.8,
+            value=kvcore.TYPICAL_MBU,
             step=0.05,
             help=t("prefill_decode.mbu_help"),
         )
@@ -188,70 +194,58 @@ with controls:
 try:
     weight_bytes_per_param = kvcore.bytes_per_value(weights_dtype)
     sizes = {"weight_bytes_per_param": weight_bytes_per_param, "kv_bytes_per_value": kvcore.bytes_per_value(KV_DTYPE)}
-    peak = phases.matmul_peak_flop_per_s(gpu, weights_dtype=weights_dtype)
-    bandwidth = gpu.bandwidth_bytes_per_s
-    timeline = phases.request_timeline(
-        model,
-        prompt_tokens=prompt_tokens,
-        output_tokens=output_tokens,
-        batch=batch,
-        peak_flop_per_s=peak,
-        bandwidth_bytes_per_s=bandwidth,
-        mfu=mfu,
-        mbu=mbu,
-        **sizes,
+    rates = kvcore.rates_for(gpu, weights_dtype=weights_dtype, mfu=mfu, mbu=mbu)
+    peak, bandwidth = rates.peak_flop_per_s, rates.bandwidth_bytes_per_s
+    timeline = kvcore.request_timeline(
+        model, prompt_tokens=prompt_tokens, output_tokens=output_tokens, batch=batch, rates=rates, **sizes
     )
     ridge = kvcore.ridge_point(peak_flop_per_s=peak, bandwidth_bytes_per_s=bandwidth)
-    knee = phases.effective_ridge_point(peak_flop_per_s=peak, bandwidth_bytes_per_s=bandwidth, mfu=mfu, mbu=mbu)
+    knee = kvcore.effective_ridge_point(peak_flop_per_s=peak, bandwidth_bytes_per_s=bandwidth, mfu=mfu, mbu=mbu)
     seed_gpu = ui.gpus()[SEED_GPU_ID]
     seed_ridge = kvcore.ridge_point(
         peak_flop_per_s=seed_gpu.bf16_dense_flop_per_s, bandwidth_bytes_per_s=seed_gpu.bandwidth_bytes_per_s
     )
     seed_fp8_ridge = kvcore.ridge_point(
-        peak_flop_per_s=phases.matmul_peak_flop_per_s(seed_gpu, weights_dtype="fp8"),
+        peak_flop_per_s=kvcore.matmul_peak_flop_per_s(seed_gpu, weights_dtype="fp8"),
         bandwidth_bytes_per_s=seed_gpu.bandwidth_bytes_per_s,
     )
 
     # Prefill: the whole prompt at once.
     prefill_flops = float(kvcore.prefill_flops(model, prompt_tokens=prompt_tokens))
     prefill_moved = float(kvcore.prefill_bytes(model, prompt_tokens=prompt_tokens, **sizes))
-    prefill_compute_s = float(phases.compute_time_s(prefill_flops, peak_flop_per_s=peak, mfu=mfu))
-    prefill_memory_s = float(phases.memory_time_s(prefill_moved, bandwidth_bytes_per_s=bandwidth, mbu=mbu))
-    prefill_intensity = float(phases.prefill_intensity_flop_per_byte(model, prompt_tokens=prompt_tokens, **sizes))
+    prefill_compute_s = float(kvcore.compute_time_s(prefill_flops, peak_flop_per_s=peak, mfu=mfu))
+    prefill_memory_s = float(kvcore.memory_time_s(prefill_moved, bandwidth_bytes_per_s=bandwidth, mbu=mbu))
+    prefill_intensity = float(kvcore.prefill_intensity_flop_per_byte(model, prompt_tokens=prompt_tokens, **sizes))
 
     # Decode: the step in the middle of the answer stands for every step.
-    step_context = float(phases.mean_decode_context_tokens(prompt_tokens=prompt_tokens, output_tokens=output_tokens))
+    step_context = float(kvcore.mean_decode_context_tokens(prompt_tokens=prompt_tokens, output_tokens=output_tokens))
     step_flops = float(kvcore.decode_flops_per_step(model, context_tokens=step_context, batch=batch))
     step_read = kvcore.decode_bytes_per_step(model, context_tokens=step_context, batch=batch, **sizes)
     step_moved = float(step_read.total)
-    step_compute_s = float(phases.compute_time_s(step_flops, peak_flop_per_s=peak, mfu=mfu))
-    step_memory_s = float(phases.memory_time_s(step_moved, bandwidth_bytes_per_s=bandwidth, mbu=mbu))
-    step_s = float(
-        phases.roofline_time_s(
-            step_flops, step_moved, peak_flop_per_s=peak, bandwidth_bytes_per_s=bandwidth, mfu=mfu, mbu=mbu
-        )
-    )
+    step_compute_s = float(kvcore.compute_time_s(step_flops, peak_flop_per_s=peak, mfu=mfu))
+    step_memory_s = float(kvcore.memory_time_s(step_moved, bandwidth_bytes_per_s=bandwidth, mbu=mbu))
+    step_s = float(kvcore.tpot_s(model, context_tokens=step_context, batch=batch, rates=rates, **sizes))
     decode_intensity = float(
-        phases.decode_intensity_flop_per_byte(model, context_tokens=step_context, batch=batch, **sizes)
+        kvcore.decode_intensity_flop_per_byte(model, context_tokens=step_context, batch=batch, **sizes)
     )
-    below_ridge = float(phases.times_below_ridge(decode_intensity, ridge))
+    below_ridge = float(kvcore.times_below_ridge(decode_intensity, ridge))
 
     # Throughput and the user's view.
-    user_rate = float(phases.decode_tokens_per_s(1, timeline.mean_tpot_s))
-    output_rate = float(phases.decode_tokens_per_s(batch, timeline.mean_tpot_s))
-    input_rate = float(phases.prefill_tokens_per_s(prompt_tokens, timeline.ttft_s))
+    user_rate = float(kvcore.decode_tokens_per_s(1, timeline.mean_tpot_s))
+    output_rate = float(kvcore.decode_tokens_per_s(batch, timeline.mean_tpot_s))
+    input_rate = float(kvcore.prefill_tokens_per_s(prompt_tokens, timeline.ttft_s))
 
     # Memory: does it fit on one GPU?
     weights = kvcore.model_weights_bytes(model, bytes_per_param=weight_bytes_per_param)
     kv_room = kvcore.kv_budget_bytes(memory_bytes=gpu.memory_bytes, utilization=1.0, weights_bytes=weights)
-    final_context = float(phases.request_context_tokens(prompt_tokens=prompt_tokens, output_tokens=output_tokens))
+    final_context = float(kvcore.request_context_tokens(prompt_tokens=prompt_tokens, output_tokens=output_tokens))
     cache = float(
         kvcore.kv_cache_bytes(
             model, context_tokens=final_context, concurrency=batch, bytes_per_value=sizes["kv_bytes_per_value"]
         )
     )
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
 
 prefill_bound = kvcore.bound_by(prefill_intensity, knee)
@@ -275,6 +269,21 @@ with results:
         t("prefill_decode.metric_total"),
         ui.num(format_seconds(timeline.total_s)),
         help=t("prefill_decode.metric_total_help", output=ui.num(format_tokens(output_tokens))),
+    )
+    st.caption(
+        t(
+            "prefill_decode.assumptions",
+            mfu=ui.num(f"{mfu:g}"),
+            mbu=ui.num(f"{mbu:g}"),
+            which=t(
+                ASSUMPTION_WORDS.get((round(mfu, 2), round(mbu, 2)), "prefill_decode.assumption_custom"),
+                typical_mfu=ui.num(f"{kvcore.TYPICAL_MFU:g}"),
+                typical_mbu=ui.num(f"{kvcore.TYPICAL_MBU:g}"),
+            ),
+            peak=ui.num(format_flops(peak)),
+            bandwidth=ui.num(format_bandwidth(bandwidth)),
+            context=ui.num(format_tokens(step_context)),
+        )
     )
     row = st.columns(3)
     row[0].metric(
@@ -335,9 +344,9 @@ with results:
     # In the browser both phases follow the prompt slider at once (ui.live_chart); the rerun confirms them.
     # The axis spans the phases at both ends of the slider, so only the two points move.
     prompt_values = live_chart.slider_values(PROMPT_STEP_TOKENS, prompt_high, PROMPT_STEP_TOKENS)
-    step_contexts = phases.mean_decode_context_tokens(prompt_tokens=prompt_values, output_tokens=output_tokens)
-    prefill_along = phases.prefill_intensity_flop_per_byte(model, prompt_tokens=prompt_values, **sizes)
-    decode_along = phases.decode_intensity_flop_per_byte(model, context_tokens=step_contexts, batch=batch, **sizes)
+    step_contexts = kvcore.mean_decode_context_tokens(prompt_tokens=prompt_values, output_tokens=output_tokens)
+    prefill_along = kvcore.prefill_intensity_flop_per_byte(model, prompt_tokens=prompt_values, **sizes)
+    decode_along = kvcore.decode_intensity_flop_per_byte(model, context_tokens=step_contexts, batch=batch, **sizes)
     roofline_follow = live_chart.Follow(
         "pd_prompt",
         prompt_values,
@@ -529,11 +538,11 @@ with price_column:
         help=t("prefill_decode.price_help"),
     )
 try:
-    input_cost = float(phases.cost_per_million_tokens(input_rate, price_per_gpu_hour=price))
-    output_cost = float(phases.cost_per_million_tokens(output_rate, price_per_gpu_hour=price))
-    ratio = float(phases.output_to_input_cost_ratio(input_tokens_per_s=input_rate, output_tokens_per_s=output_rate))
+    input_cost = float(kvcore.cost_per_million_tokens(input_rate, price_per_gpu_hour=price))
+    output_cost = float(kvcore.cost_per_million_tokens(output_rate, price_per_gpu_hour=price))
+    ratio = float(kvcore.output_to_input_cost_ratio(input_tokens_per_s=input_rate, output_tokens_per_s=output_rate))
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
 with cost_column:
     row = st.columns(3)

@@ -12,6 +12,7 @@ from charts.prefix_caching import cost_figure, prefix_memory_figure
 from kvcore.paging import cached_prefix_tokens, prefix_memory, prefix_prefill, prompt_cache_cost
 from kvcore.units import format_flop, format_seconds, format_tokens
 from ui import glossary, lesson, t
+from ui.errors import error_text
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -150,7 +151,7 @@ try:
         **common,
     )
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
 
 

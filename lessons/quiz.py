@@ -1,12 +1,13 @@
 """Quizzes: a few questions per lesson, with immediate feedback and a link to the page that shows the answer.
 
-The questions are data (ui/quiz.py, texts in i18n/*/quiz.json); numbers in them come from kvcore
-when the question is drawn. ``?qz_lesson=<stem>`` picks the lesson. In presentation mode the
-answers stay hidden until the presenter presses "Reveal".
+The questions are data (course/quiz_data.py, texts in i18n/*/quiz.json); numbers in them come
+from kvcore through course/facts.py when the question is drawn. ``?qz_lesson=<stem>`` picks the
+lesson. In presentation mode the answers stay hidden until the presenter presses "Reveal".
 """
 
 import streamlit as st
 
+from course.quiz import questions
 from ui import course, lesson, quiz, t
 
 lesson.rerun_alone(__file__)
@@ -25,7 +26,7 @@ if lesson.presenting():
 else:
     quiz.show_score(stem)
 
-for number, question in enumerate(quiz.QUIZZES[stem], start=1):
+for number, question in enumerate(questions(stem), start=1):
     quiz.show_question(stem, number, question)
 
 lesson.takeaway(t("quiz.takeaway"))

@@ -13,9 +13,10 @@ import kvcore
 import ui
 import ui.practice
 from charts.sizing import context_per_user_figure, sizing_waterfall_figure
-from kvcore.sizing import fitting_context_tokens, pool_headroom, pool_share, preemption_risk, sizing_steps
+from kvcore.capacity import max_context_tokens, pool_headroom, pool_share, preemption_risk, sizing_steps
 from kvcore.units import GiB, format_bytes, format_tokens
 from ui import glossary, lesson, t
+from ui.errors import error_text
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -25,7 +26,8 @@ KV_DTYPES = ("bf16", "fp16", "fp8", "int8")
 WEIGHTS_DTYPES = ("bf16", "fp8", "int8", "int4")
 TP_SIZES = (1, 2, 4, 8)
 MAX_USERS = 256
-DEFAULT_OVERHEAD_GIB = 1.0
+#: The shared default assumptions (kvcore.DEFAULT_ASSUMPTIONS): every page starts from the same u and overhead.
+DEFAULT_OVERHEAD_GIB = kvcore.DEFAULT_OVERHEAD_BYTES / GiB
 #: Seed 000's long user: "one user with 128 thousand tokens takes half the server".
 LONG_USER_TOKENS = 131072
 #: Seed 000's dashboard: a "max context" of 262,144 tokens (all live sequences together).
@@ -102,7 +104,7 @@ with controls:
         key="sz_utilization",
         min_value=0.50,
         max_value=0.98,
-        value=0.90,
+        value=kvcore.DEFAULT_UTILIZATION,
         step=0.01,
         help=t("sizing.utilization_help"),
     )
@@ -162,9 +164,9 @@ try:
         kvcore.sequence_kv_bytes(model, context_tokens=context_tokens, bytes_per_value=kv_bytes_per_value, tp=tp)
     )
     headroom = float(pool_headroom(kv_pool_bytes=steps.kv_pool_bytes, demanded_bytes=demand))
-    users_that_fit = int(kvcore.max_users(kv_budget_bytes=steps.kv_pool_bytes, sequence_bytes=sequence))
+    users_that_fit = int(kvcore.max_users(kv_pool_bytes=steps.kv_pool_bytes, sequence_bytes=sequence))
     really_each = float(
-        fitting_context_tokens(
+        max_context_tokens(
             model, kv_pool_bytes=steps.kv_pool_bytes, concurrency=users, bytes_per_value=kv_bytes_per_value, tp=tp
         )
     )
@@ -187,7 +189,7 @@ try:
         )
     )
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
 
 risk = preemption_risk(headroom)
@@ -261,6 +263,8 @@ elif risk == "at_limit":
 else:
     st.success(t("sizing.alarm_fits", **alarm), icon=":material/check_circle:")
 
+# The question leaves the overhead out and says so in its text ("only the weights and the KV cache take
+# memory"); the metric beside it counts the overhead slider (tests/app/test_practice_widgets.py pins both).
 with prediction:
     ui.practice.predict(
         "users_fit",
@@ -391,7 +395,7 @@ story_pdf = float(
 story_room = kvcore.kv_budget_bytes(
     memory_bytes=SEED_STORY["card_gib"] * GiB, utilization=1.0, weights_bytes=SEED_STORY["model_gib"] * GiB
 )
-story_users = int(kvcore.max_users(kv_budget_bytes=story_room, sequence_bytes=story_pdf))
+story_users = int(kvcore.max_users(kv_pool_bytes=story_room, sequence_bytes=story_pdf))
 st.markdown(
     t(
         "sizing.story_text",
@@ -427,7 +431,7 @@ st.markdown(
         u=ui.num(f"{real.utilization:.2f}"),
         pool=ui.num(format_bytes(real.kv_pool_bytes)),
         tokens=ui.num(format_tokens(real.pool_tokens)),
-        fit=int(kvcore.max_users(kv_budget_bytes=real.kv_pool_bytes, sequence_bytes=story_pdf)),
+        fit=int(kvcore.max_users(kv_pool_bytes=real.kv_pool_bytes, sequence_bytes=story_pdf)),
         maximum=ui.num(format_tokens(story_model.max_position_embeddings)),
         full=ui.num(
             format_bytes(

@@ -14,6 +14,7 @@ from charts.vllm_log import checks_ratio_figure, ratio_checks, users_by_context_
 from kvcore.units import format_bytes, format_tokens
 from kvcore.vllm_log import MAX_LINES, MAX_TEXT_CHARS, Check, VllmLog, parse_vllm_log, reconcile
 from ui import glossary, lesson, t
+from ui.errors import error_text
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -171,7 +172,7 @@ try:
         weights_bytes_per_param=kvcore.bytes_per_value("int8") if weights == "int8" else None,
     )
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
 advice = result.advice
 

@@ -13,6 +13,7 @@ from charts.vllm_pool import pool_waterfall_figure, utilization_figure
 from kvcore.units import GiB, format_bytes, format_tokens
 from kvcore.vllm_pool import pool_log, pool_tokens_curve, stage_layers, startup_log_lines
 from ui import glossary, lesson, t
+from ui.errors import error_text
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -85,7 +86,7 @@ with controls:
         key="vp_utilization",
         min_value=0.50,
         max_value=0.98,
-        value=0.90,
+        value=kvcore.DEFAULT_UTILIZATION,
         step=0.01,
         help=t("vllm_pool.utilization_help"),
     )
@@ -174,7 +175,7 @@ try:
     heads_per_rank = kvcore.kv_heads_per_gpu(max(model.num_key_value_heads, 1), tp)
     layers_per_stage = stage_layers(model.num_hidden_layers, pp)
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
 
 unit = lesson.memory_unit()
@@ -246,8 +247,17 @@ else:
     )
 
 with prediction:
+    # The same budget as the metric: activation peak, non-torch memory and CUDA graphs as the overhead.
+    taken_gib = (log.activation_bytes + log.non_torch_bytes + log.cuda_graph_bytes) / GiB
     ui.practice.predict(
-        "max_context", stem="vllm_pool", model=model, gpu=gpu, utilization=utilization, kv_dtype=kv_dtype, gpus=tp
+        "max_context",
+        stem="vllm_pool",
+        model=model,
+        gpu=gpu,
+        utilization=utilization,
+        kv_dtype=kv_dtype,
+        gpus=tp,
+        overhead_gib=taken_gib,
     )
 lesson.takeaway(t("vllm_pool.takeaway"))
 

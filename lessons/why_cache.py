@@ -27,6 +27,7 @@ from kvcore.units import (
     format_tokens,
 )
 from ui import glossary, lesson, t
+from ui.errors import error_text
 from ui.formula import formula_terms, latex_number, result_latex
 
 lesson.rerun_alone(__file__)
@@ -95,7 +96,7 @@ try:
     forward_without = float(forward_flops_without_cache(model, generated_tokens=tokens))
     forward_with = float(forward_flops_with_cache(model, generated_tokens=tokens))
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=str(error)))
+    st.error(t("error.bad_combination", detail=error_text(error)))
     st.stop()
 
 decimal = lesson.memory_unit() == "GB"

@@ -19,10 +19,11 @@ from typing import TypeVar
 import streamlit as st
 
 import kvcore
+from charts.formatting import plain
 from i18n import LANGUAGES, NUMBER_SEPARATORS, localize_number, translate
 from kvcore.model_code import VERSION as MODEL_CODE_VERSION
 from kvcore.model_code import model_from_code, model_to_code
-from kvcore.units import format_gib, format_tokens
+from kvcore.units import format_gib
 
 LANG_KEY = "lang"
 MODEL_KEY = "model"
@@ -76,7 +77,9 @@ def _loaded(session_key: str, loader: Callable[[], dict[str, Spec]]) -> dict[str
     try:
         catalogue = loader()
     except ValueError as error:
-        st.error(t("error.data_file", detail=str(error)))
+        from ui.errors import error_text  # ui.errors builds on this module
+
+        st.error(t("error.data_file", detail=error_text(error)))
         st.stop()
     st.session_state[session_key] = catalogue
     return catalogue
@@ -308,7 +311,7 @@ def check_url_value(
 
 
 def _bound(value: float) -> str:
-    return num(format_tokens(value)) if float(value).is_integer() else num(f"{value:g}")
+    return plain(value, separators())
 
 
 def _reset_model_defaults() -> None:

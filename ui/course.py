@@ -22,48 +22,19 @@ from __future__ import annotations
 import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import streamlit as st
 
 import ui
+from course import lessons
 from ui import practice, t
 
-#: Every lesson, in the order of the navigation (its file is lessons/<stem>.py).
-LESSONS = (
-    "why_cache",
-    "memory",
-    "attention_variants",
-    "kv_quantization",
-    "import_model",
-    "prefill_decode",
-    "decode_speed",
-    "flash_attention",
-    "sizing",
-    "agent_1m",
-    "vllm_pool",
-    "vllm_log",
-    "paged_attention",
-    "prefix_caching",
-    "preemption",
-)
-#: Each lesson's title in the navigation (literal keys, so the catalogue test sees them).
-LESSON_TITLES = {
-    "why_cache": "nav.why_cache",
-    "memory": "nav.memory",
-    "attention_variants": "nav.attention_variants",
-    "kv_quantization": "nav.kv_quantization",
-    "import_model": "nav.import_model",
-    "prefill_decode": "nav.prefill_decode",
-    "decode_speed": "nav.decode_speed",
-    "flash_attention": "nav.flash_attention",
-    "sizing": "nav.sizing",
-    "agent_1m": "nav.agent_1m",
-    "vllm_pool": "nav.vllm_pool",
-    "vllm_log": "nav.vllm_log",
-    "paged_attention": "nav.paged_attention",
-    "prefix_caching": "nav.prefix_caching",
-    "preemption": "nav.preemption",
-}
+#: Every lesson (each with a quiz), in the order of the navigation (its file is lessons/<stem>.py):
+#: course.lessons is the one list; adding a lesson is one entry there.
+LESSONS = lessons.LESSON_STEMS
+#: Each lesson's title key in the navigation.
+LESSON_TITLES: Mapping[str, str] = MappingProxyType({stem: lessons.TITLES[stem] for stem in LESSONS})
 
 #: The sidebar's switches that are bound widgets (app.py draws them): see ``same_page_params``.
 BOUND_SIDEBAR_KEYS = (ui.LANG_KEY, "units", "present")
@@ -73,9 +44,9 @@ PATH_KEY = "cp_path"
 STEP_KEY = "cp_step"
 COURSE_KEYS = (ID_KEY, PATH_KEY, STEP_KEY)
 
-QUIZ_PAGE = "lessons/quiz.py"
+QUIZ_PAGE = lessons.page_file("quiz")
 QUIZ_KEY = "qz_lesson"
-PRACTICE_PAGE = "lessons/practice.py"
+PRACTICE_PAGE = lessons.page_file("practice")
 #: The exercises page's URL parameter for its set number, and its largest set (lessons/practice.py).
 PRACTICE_SET_KEY = "ex_set"
 MAX_PRACTICE_SET = 10_000
@@ -84,12 +55,9 @@ CUSTOM = "custom"
 #: Lessons the student opened in this session (not a widget; glossary.terms_used adds to it).
 VISITED_KEY = "_cp_visited"
 #: The page app.py opens at "/" (its url_path is "").
-DEFAULT_PAGE_STEM = "memory"
-
-
-def lesson_page(stem: str) -> str:
-    """The file of a lesson page, as st.page_link wants it."""
-    return f"lessons/{stem}.py"
+DEFAULT_PAGE_STEM = lessons.DEFAULT_STEM
+#: The file of a lesson page, as st.page_link wants it: lesson_page("memory") == "lessons/memory.py".
+lesson_page = lessons.page_file
 
 
 # ---------------------------------------------------------------- steps
@@ -506,7 +474,7 @@ def course_bar(url_path: str | None = None) -> None:
             if course.step < len(course.steps):
                 step_link(course, course.step + 1, label=t("course.next"), icon=":material/arrow_forward:", here=here)
             st.page_link(
-                "lessons/course.py",
+                lessons.page_file("course"),
                 label=t("course.all_steps"),
                 icon=":material/route:",
                 query_params=course.params(course.step),

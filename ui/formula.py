@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import kvcore
-from i18n import localize_number
-from kvcore.units import format_bytes, format_bytes_decimal, format_gb, format_gib, format_tokens
+from charts import formatting
+from charts.formatting import latex_quantity, memory, size
+from i18n import NUMBER_SEPARATORS
 
 #: The course's formula (seed 000), in LaTeX.
 SYMBOLIC = r"\text{KV} = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot s \cdot B \cdot b"
@@ -39,12 +40,8 @@ class FormulaTerm:
 
 
 def latex_number(value: float, lang: str = "en") -> str:
-    """8192 → '8{,}192' in English, '8.192' in Portuguese; 0.5 → '0.5' / '0{,}5'.
-
-    A bare comma in LaTeX math is punctuation followed by a space, hence the braces.
-    """
-    text = format_tokens(value) if float(value).is_integer() else f"{value:g}"
-    return localize_number(text, lang).replace(",", "{,}")
+    """8192 → '8{,}192' in English, '8.192' in Portuguese; 0.5 → '0.5' / '0{,}5' (charts.formatting, by language)."""
+    return formatting.latex_number(value, NUMBER_SEPARATORS[lang])
 
 
 def formula_terms(
@@ -87,9 +84,8 @@ def result_latex(num_bytes: float, lang: str = "en", *, decimal: bool = False) -
     The unit follows the size (a 128-token window is MiB, not '0 GiB'); binary, or
     decimal (kB, MB, GB) when the learner chose decimal GB.
     """
-    text = format_bytes_decimal(num_bytes) if decimal else format_bytes(num_bytes)
-    number, unit = localize_number(text, lang).replace(",", "{,}").rsplit(" ", 1)
-    return r"= \mathbf{" + number + r"}\ \text{" + unit + "}"
+    text = size(num_bytes, NUMBER_SEPARATORS[lang], unit="GB" if decimal else "GiB")
+    return "= " + latex_quantity(text, bold=True)
 
 
 def _substituted(
@@ -131,11 +127,8 @@ def total_substituted(
     The total is passed in (kvcore's ``total_memory_bytes``), never added up here.
     """
 
-    def size(num_bytes: float) -> str:
-        text = format_gb(num_bytes) if decimal else format_gib(num_bytes)
-        number, unit = localize_number(text, lang).replace(",", "{,}").rsplit(" ", 1)
-        return number + r"\ \text{" + unit + "}"
+    def shown(num_bytes: float) -> str:
+        return memory(num_bytes, NUMBER_SEPARATORS[lang], unit="GB" if decimal else "GiB")
 
-    total_number, total_unit = size(total_bytes).split(r"\ ", 1)
-    parts = " + ".join(size(part) for part in (weights_bytes, kv_bytes, overhead_bytes))
-    return parts + r" = \mathbf{" + total_number + r"}\ " + total_unit
+    parts = " + ".join(latex_quantity(shown(part)) for part in (weights_bytes, kv_bytes, overhead_bytes))
+    return parts + " = " + latex_quantity(shown(total_bytes), bold=True)

@@ -25,8 +25,10 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from kvcore.units import GB, GiB, format_bytes, format_bytes_decimal, format_gb, format_gib
-from ui import check_url_value, num, t
+from charts import formatting
+from charts.formatting import latex_quantity
+from kvcore.units import GB, GiB
+from ui import check_url_value, separators, t
 from ui.live_chart import Follow, live_chart
 
 T = TypeVar("T")
@@ -263,9 +265,7 @@ def memory_unit_bytes() -> int:
 
 def mem(num_bytes: float, *, decimals: int = 2) -> str:
     """A memory size in the chosen unit with the language's decimal mark: '14,96 GiB' or '16,06 GB'."""
-    if memory_unit() == "GiB":
-        return num(format_gib(num_bytes, decimals=decimals))
-    return num(format_gb(num_bytes, decimals=decimals))
+    return formatting.memory(num_bytes, separators(), unit=memory_unit(), decimals=decimals)
 
 
 def size(num_bytes: float, *, decimals: int = 2) -> str:
@@ -274,17 +274,7 @@ def size(num_bytes: float, *, decimals: int = 2) -> str:
     ``mem`` keeps every figure in GiB (or GB) so figures compare at a glance; use this one
     for sizes far below a GiB (bytes per token, a score row, a small cache).
     """
-    scaled = format_bytes_decimal if memory_unit() == "GB" else format_bytes
-    return num(scaled(num_bytes, decimals=decimals))
-
-
-def latex_quantity(text: str) -> str:
-    """A formatted 'number unit' as LaTeX: '14,96 GiB' → '14{,}96\\ \\text{GiB}'.
-
-    A bare comma in LaTeX math is punctuation followed by a space, hence the braces.
-    """
-    number, unit_text = text.rsplit(" ", 1)
-    return number.replace(",", "{,}") + r"\ \text{" + unit_text + "}"
+    return formatting.size(num_bytes, separators(), unit=memory_unit(), decimals=decimals)
 
 
 def latex_mem(num_bytes: float) -> str:

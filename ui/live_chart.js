@@ -24,6 +24,44 @@ function loadPlotly(url) {
   return window.__kvlabPlotly;
 }
 
+/** What a patch calls an item of a list: its uid, or its name; null for an unnamed item or a plain value. */
+function identity(item) {
+  if (item === null || typeof item !== "object" || Array.isArray(item)) return null;
+  return item.uid ?? item.name ?? null;
+}
+
+/**
+ * `path` with each named item of a list (a trace, a shape, an annotation) replaced by its position in the figure:
+ * a text step into a list picks the one item known by that text (its uid or, without one, its name).
+ * The same rule as resolved_path in live_chart.py, which has already checked every path before sending it.
+ */
+function resolvedPath(figure, path) {
+  const resolved = [];
+  let node = figure;
+  path.forEach((step, depth) => {
+    const where = resolved.join("/") || "the figure";
+    if (Array.isArray(node) && typeof step === "string") {
+      const matches = [];
+      node.forEach((item, position) => {
+        if (identity(item) === step) matches.push(position);
+      });
+      if (matches.length !== 1) {
+        const known = node.map(identity).filter((name) => name !== null).map((name) => JSON.stringify(name));
+        const found = matches.length === 0 ? "no item" : `${matches.length} items`;
+        const holds = known.join(", ") || "no names";
+        throw new Error(`patch ${JSON.stringify(path)}: ${found} named ${JSON.stringify(step)} in ${where} (it holds ${holds})`);
+      }
+      step = matches[0];
+    }
+    resolved.push(step);
+    if (depth < path.length - 1) {
+      node = node?.[step];
+      if (node === undefined) throw new Error(`patch ${JSON.stringify(path)}: the figure has no ${step} in ${where}`);
+    }
+  });
+  return resolved;
+}
+
 function setPath(target, path, value) {
   let node = target;
   for (const step of path.slice(0, -1)) node = node[step];
@@ -35,10 +73,12 @@ function figureAt(state, index) {
   const figure = structuredClone(state.figure);
   if (index !== null && index !== state.data.follow.index) {
     const follow = state.data.follow;
+    // Every path is resolved against the figure as sent, before any patch is set.
+    const paths = follow.patches.map((patch) => resolvedPath(figure, patch.path));
     // A patch without values takes the slider's own value (a marker at the chosen context).
-    for (const patch of follow.patches) {
-      setPath(figure, patch.path, patch.values === null ? gridValue(follow.values, index) : patch.values[index]);
-    }
+    follow.patches.forEach((patch, number) => {
+      setPath(figure, paths[number], patch.values === null ? gridValue(follow.values, index) : patch.values[index]);
+    });
   }
   return figure;
 }

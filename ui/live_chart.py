@@ -13,6 +13,14 @@ The figure stays the page's: it is built exactly as for ``st.plotly_chart``.
 ``Follow.patches`` must describe how the figure changes along the slider; the
 tests check it against the figure built at other values (``figure_at``).
 
+A patch names the trace, shape or annotation it changes, never its position:
+("layout", "shapes", "current", "x0") is the x0 of the shape whose ``name`` is
+"current"; ("data", "prefill", "x") the x of the trace whose ``uid`` is "prefill"
+(an item without a uid goes by its name). So a shape or trace added to the figure
+later cannot shift a patch onto the wrong item. ``resolved_path`` turns names into
+positions, here and, line for line, in live_chart.js (``resolvedPath``); a name the
+figure does not hold is an error before anything is sent.
+
 Plotly.js for the component comes from the installed plotly package (the version
 its figures are written for), served by Streamlit's component route: nothing is
 fetched from the internet.
@@ -39,7 +47,7 @@ from ui import t
 #: Most slider positions a follow carries data for (bar lengths, titles): past this, the chart waits for the server.
 MAX_POSITIONS_WITH_DATA = 1024
 
-#: A place in a figure's JSON: ("layout", "shapes", 0, "x0") or ("data", 0, "x").
+#: A place in a figure's JSON, items of a list by name: ("layout", "shapes", "current", "x0"), ("data", "bars", "x").
 FigurePath = tuple[str | int, ...]
 
 _HERE = Path(__file__).resolve().parent
@@ -67,8 +75,8 @@ class Follow:
     """How a chart changes along one slider: its key, every value it can take, its value now, what each changes.
 
     ``values`` ascend (the slider's steps) and hold ``current``; ``patches`` maps a place in the figure's JSON
-    to its content at each of ``values`` (same length). Everything else in the figure
-    stays as drawn.
+    (a trace, shape or annotation by its name: ``resolved_path``) to its content at each of
+    ``values`` (same length). Everything else in the figure stays as drawn.
     """
 
     key: str
@@ -137,12 +145,14 @@ def _scalar(content: Any) -> Any:
 def figure_at(figure_json: Mapping[str, Any], follow_json: Mapping[str, Any], index: int) -> dict[str, Any]:
     """What the component draws at the slider's `index`-th value: the figure with that value's patches.
 
-    The Python twin of ``figureAt`` in live_chart.js, for tests.
+    The Python twin of ``figureAt`` in live_chart.js, for tests. Every path is resolved
+    (``resolved_path``) against the figure as sent, before any patch is set.
     """
     figure = copy.deepcopy(dict(figure_json))
     if index != follow_json["index"]:
-        for patch in follow_json["patches"]:
-            *parents, last = patch["path"]
+        paths = [resolved_path(figure, patch["path"]) for patch in follow_json["patches"]]
+        for path, patch in zip(paths, follow_json["patches"], strict=True):
+            *parents, last = path
             node: Any = figure
             for step in parents:
                 node = node[step]
@@ -150,6 +160,44 @@ def figure_at(figure_json: Mapping[str, Any], follow_json: Mapping[str, Any], in
                 _grid_value(follow_json["values"], index) if patch["values"] is None else patch["values"][index]
             )
     return figure
+
+
+def resolved_path(figure_json: Mapping[str, Any], path: Sequence[str | int], *, by_name: bool = False) -> list[Any]:
+    """`path` with each named item of a list (a trace, a shape, an annotation) replaced by its position in the figure.
+
+    A text step into a list picks the one item known by that text: its ``uid`` or, when
+    it has none, its ``name``. None or several such items: ValueError naming the path
+    and the names the list holds. With `by_name`, a number step into a list of objects
+    is refused too (the app's patches must not depend on the order of traces or shapes).
+    The same rule as ``resolvedPath`` in live_chart.js.
+    """
+    resolved: list[Any] = []
+    node: Any = figure_json
+    for depth, step in enumerate(path):
+        where = "/".join(str(part) for part in resolved) or "the figure"
+        if isinstance(node, list) and isinstance(step, str):
+            matches = [position for position, item in enumerate(node) if _identity(item) == step]
+            if len(matches) != 1:
+                known = ", ".join(repr(name) for name in map(_identity, node) if name is not None) or "no names"
+                found = "no item" if not matches else f"{len(matches)} items"
+                raise ValueError(f"patch {list(path)}: {found} named {step!r} in {where} (it holds {known})")
+            step = matches[0]
+        elif by_name and isinstance(node, list) and any(isinstance(item, Mapping) for item in node):
+            raise ValueError(f"patch {list(path)}: item {step!r} of {where} by position; give its name (or uid)")
+        resolved.append(step)
+        if depth < len(path) - 1:
+            try:
+                node = node[step]
+            except (KeyError, IndexError, TypeError):
+                raise ValueError(f"patch {list(path)}: the figure has no {step!r} in {where}") from None
+    return resolved
+
+
+def _identity(item: Any) -> Any:
+    """What a patch calls an item of a list: its uid, or its name; None for an unnamed item or a plain value."""
+    if not isinstance(item, Mapping):
+        return None
+    return item["uid"] if item.get("uid") is not None else item.get("name")
 
 
 def _grid_value(grid: Mapping[str, float] | Sequence[float], index: int) -> float:
@@ -164,12 +212,18 @@ def live_chart(
     """Draw `figure` (the figure at ``follow.current``); in the browser it follows the slider ``follow.key``.
 
     `config` holds Plotly's options; the chart also resizes with its column (``responsive``).
+    Every patch must name the trace, shape or annotation it changes, and the figure must
+    hold it (``resolved_path``): ValueError otherwise, before anything reaches the browser.
     """
     figure.update_layout(autosize=True, width=None)
+    text = figure_text(figure)
+    drawn = json.loads(text)
+    for path in follow.patches:
+        resolved_path(drawn, path, by_name=True)
     _COMPONENT(
         key=key,
         data={
-            "figure": figure.to_json(),
+            "figure": text,
             "follow": follow.to_json(),
             "config": {**(config or {}), "responsive": True},
             "height": height_px,
@@ -178,6 +232,11 @@ def live_chart(
         },
         height=height_px,
     )
+
+
+def figure_text(figure: go.Figure) -> str:
+    """The figure as the component receives it: Plotly's JSON, keeping the traces' uids (patches name them)."""
+    return figure.to_json(remove_uids=False)
 
 
 def figure_json(data: Mapping[str, Any]) -> dict[str, Any]:

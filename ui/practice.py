@@ -41,9 +41,10 @@ import streamlit as st
 
 import kvcore
 import ui
+from charts.formatting import percent
 from course import answers, exercises
 from course.exercises import Exercise, Step
-from kvcore.phases import matmul_peak_flop_per_s
+from kvcore.timing import matmul_peak_flop_per_s
 from kvcore.units import (
     format_bandwidth,
     format_bytes,
@@ -105,6 +106,8 @@ QUESTION_FIELDS = (
     "weights_dtype",
     "utilization",
     "utilization_fraction",
+    "memory_note",
+    "pool_note",
     "params",
     "bandwidth",
     "unit",
@@ -487,6 +490,8 @@ def question_values(
     gpus = int(inputs.get("gpus", 1))
     batch = int(inputs.get("batch", 1))
     context = ui.num(format_tokens(inputs.get("context_tokens", 0)))
+    overhead_gib = float(inputs.get("overhead_gib", 0.0))
+    overhead = ui.num(f"{overhead_gib:.2f} GiB") if overhead_gib > 0 else ""
     return {
         "model": model.name if model is not None else str(inputs["model"]),
         "gpu": gpu_name,
@@ -503,8 +508,13 @@ def question_values(
         "kv_dtype": str(inputs.get("kv_dtype", "")).upper(),
         "dtype": str(inputs.get("dtype", "")).upper(),
         "weights_dtype": str(inputs.get("weights_dtype", "")).upper(),
-        "utilization": ui.num(f"{float(inputs.get('utilization', 0)):.0%}".replace("%", " %")),
+        "utilization": ui.num(percent(float(inputs.get("utilization", 0)), decimals=0, spaced=True)),
         "utilization_fraction": ui.num(f"{float(inputs.get('utilization', 0)):g}"),
+        # A page's own overhead comes off the budget too, so the question says so (course.exercises).
+        "memory_note": t("practice.memory_note_overhead", overhead=overhead)
+        if overhead
+        else t("practice.memory_note_plain"),
+        "pool_note": t("practice.pool_note_overhead", overhead=overhead) if overhead else t("practice.pool_note_plain"),
         "params": t("practice.billion", n=ui.num(f"{float(inputs.get('params', 0)) / 1e9:.3g}")),
         "bandwidth": ui.num(format_bandwidth(gpu.bandwidth_bytes_per_s)) if gpu is not None else "",
         "unit": unit_name(asked.answer_unit),
@@ -577,12 +587,9 @@ def tolerance_text(asked: Exercise) -> str:
         return t("practice.tolerance_choice")
     if asked.tolerance_rel == 0:
         return t("practice.tolerance_exact")
-    return t("practice.tolerance", percent=percent(asked.tolerance_rel))
-
-
-def percent(fraction: float) -> str:
-    """0.03 → '3 %' (with the page's decimal mark)."""
-    return ui.num(f"{fraction * 100:g} %")
+    return t(
+        "practice.tolerance", percent=ui.num(percent(asked.tolerance_rel, decimals=1, trim_zeros=True, spaced=True))
+    )
 
 
 def unit_name(unit: str) -> str:
@@ -715,7 +722,7 @@ def _size_of(ratio: float) -> str:
     if 0.5 < ratio < 2:
         change = abs(ratio - 1)
         key = "practice.percent_too_large" if ratio > 1 else "practice.percent_too_small"
-        return t(key, percent=percent(round(change, 3)))
+        return t(key, percent=ui.num(percent(round(change, 3), decimals=1, trim_zeros=True, spaced=True)))
     key = "practice.times_too_large" if ratio > 1 else "practice.times_too_small"
     return t(key, factor=figure(ratio if ratio > 1 else 1 / ratio))
 

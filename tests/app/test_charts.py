@@ -91,8 +91,8 @@ def test_the_red_line_sits_where_kvcores_sizing_rule_says_memory_runs_out(models
     budget = kvcore.kv_budget_bytes(
         memory_bytes=gpu.memory_bytes, utilization=1.0, weights_bytes=kvcore.model_weights_bytes(model)
     )
-    tokens = kvcore.tokens_that_fit(kv_budget_bytes=budget, bytes_per_token=kvcore.kv_bytes_per_token(model))
-    expected = float(kvcore.context_per_user(tokens=tokens, concurrency=8))
+    tokens = kvcore.tokens_that_fit(kv_pool_bytes=budget, bytes_per_token=kvcore.kv_bytes_per_token(model))
+    expected = float(kvcore.context_per_user(pool_tokens=tokens, concurrency=8))
     [limit] = red_line_tokens(figure_for(models, gpus, concurrency=8))
     assert abs(limit - expected) <= 1
 
@@ -139,7 +139,7 @@ def test_the_red_line_leaves_room_for_the_overhead(models, gpus):
         overhead_bytes=4 * kvcore.GiB,
     )
     [limit] = red_line_tokens(figure_for(models, gpus, overhead_bytes=4 * kvcore.GiB))
-    assert limit == kvcore.max_context_tokens(model, kv_budget_bytes=budget)
+    assert limit == kvcore.max_context_tokens(model, kv_pool_bytes=budget)
 
 
 def test_in_decimal_gb_every_curve_and_the_axis_use_gb(models, gpus):

@@ -15,6 +15,7 @@ from charts.agent_1m import (
     gpus_needed_figure,
     token_time_figure,
 )
+from course import seeds
 from i18n import LANGUAGES, translate
 from kvcore import agent
 
@@ -98,7 +99,7 @@ def test_the_sharded_lines_divide_kvcores_bytes_over_the_gpus(models):
 
 
 def test_the_seed_point_is_marked_where_the_caller_puts_it(models):
-    figure = time_figure(models, seed_point=(1_000_000, agent.SEED_004.token_s))
+    figure = time_figure(models, seed_point=(1_000_000, seeds.SEED_004.token_s))
     point = trace(figure, "text 004: ~95 ms")
     assert (point.x[0], point.y[0]) == (1_000_000, pytest.approx(95.0))
 
@@ -124,7 +125,9 @@ def test_the_gpu_steps_are_kvcores_gpus_to_fit(models, gpus):
     need = kvcore.model_weights_bytes(model) + kvcore.kv_cache_bytes(
         model, context_tokens=contexts, bytes_per_value=1.0
     )
-    np.testing.assert_array_equal(trace(figure, "FP8").y, agent.gpus_to_fit(need, gpu_memory_bytes=h100.memory_bytes))
+    np.testing.assert_array_equal(
+        trace(figure, "FP8").y, kvcore.gpus_needed(total_bytes=need, memory_bytes=h100.memory_bytes)
+    )
     assert "(count)" in figure.layout.yaxis.title.text
 
 

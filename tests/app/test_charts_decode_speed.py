@@ -14,7 +14,7 @@ from charts.decode_speed import (
     tokens_per_s_figure,
 )
 from i18n import LANGUAGES, translate
-from kvcore.decode import crossover_context_tokens
+from kvcore.timing import crossover_context_tokens
 
 BYTES_KEYS = {
     "title": "decode_speed.chart_bytes_title",

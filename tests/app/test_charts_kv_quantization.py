@@ -116,7 +116,7 @@ def test_the_capacity_bars_are_kvcores_users_that_fit(models):
     expected = [
         float(
             kvcore.max_users(
-                kv_budget_bytes=room,
+                kv_pool_bytes=room,
                 sequence_bytes=kvcore.sequence_kv_bytes(
                     model, context_tokens=8192, bytes_per_value=stored_bytes_per_value(fmt)
                 ),

@@ -18,7 +18,7 @@ from charts.prefill_decode import (
 )
 from charts.style import COLORS
 from i18n import LANGUAGES, translate
-from kvcore import phases
+from kvcore import timing
 
 ROOFLINE_KEYS = {
     "title": "prefill_decode.roofline_title",
@@ -70,8 +70,8 @@ def llama8b():
 
 @pytest.fixture(scope="module")
 def intensities(llama8b):
-    prefill = float(phases.prefill_intensity_flop_per_byte(llama8b, prompt_tokens=1024))
-    decode = float(phases.decode_intensity_flop_per_byte(llama8b, context_tokens=1174, batch=1))
+    prefill = float(timing.prefill_intensity_flop_per_byte(llama8b, prompt_tokens=1024))
+    decode = float(timing.decode_intensity_flop_per_byte(llama8b, context_tokens=1174, batch=1))
     return prefill, decode
 
 
@@ -102,7 +102,7 @@ def test_the_two_phases_sit_at_kvcores_intensities_on_the_achieved_roof(intensit
     figure = roofline(intensities)
     for name, intensity in zip(("Prefill", "Decode"), intensities, strict=True):
         point = trace(figure, name)
-        expected = phases.achieved_flop_per_s(
+        expected = timing.achieved_flop_per_s(
             intensity, peak_flop_per_s=PEAK, bandwidth_bytes_per_s=BANDWIDTH, mfu=MFU, mbu=MBU
         )
         assert point.x == (intensity,)
@@ -166,9 +166,9 @@ def test_the_roofline_uses_the_languages_separators(intensities):
 
 @pytest.fixture(scope="module")
 def request_timeline(llama8b):
-    return phases.request_timeline(
-        llama8b, prompt_tokens=1024, output_tokens=300, peak_flop_per_s=PEAK, bandwidth_bytes_per_s=BANDWIDTH,
-        mfu=MFU, mbu=MBU,
+    return timing.request_timeline(
+        llama8b, prompt_tokens=1024, output_tokens=300,
+        rates=timing.Rates(peak_flop_per_s=PEAK, bandwidth_bytes_per_s=BANDWIDTH, mfu=MFU, mbu=MBU),
     )  # fmt: skip
 
 
@@ -213,14 +213,14 @@ def batch_chart(model, *, batch=8, lang="en"):
 def test_the_batch_curve_is_kvcores_decode_intensity(llama8b):
     curve = trace(batch_chart(llama8b), translate("en", "prefill_decode.decode"))
     batches = batch_axis(8)
-    expected = phases.decode_intensity_flop_per_byte(llama8b, context_tokens=1174, batch=batches)
+    expected = timing.decode_intensity_flop_per_byte(llama8b, context_tokens=1174, batch=batches)
     np.testing.assert_array_equal(curve.x, batches)
     np.testing.assert_allclose(curve.y, expected, rtol=1e-12)
 
 
 def test_the_chosen_batch_is_marked_on_the_curve(llama8b):
     mark = trace(batch_chart(llama8b, batch=64), translate("en", "prefill_decode.your_batch"))
-    expected = phases.decode_intensity_flop_per_byte(llama8b, context_tokens=1174, batch=64)
+    expected = timing.decode_intensity_flop_per_byte(llama8b, context_tokens=1174, batch=64)
     assert mark.x == (64,)
     assert mark.y[0] == pytest.approx(float(expected))
 

@@ -14,7 +14,7 @@ from charts.sizing import (
     users_axis,
 )
 from i18n import LANGUAGES, translate
-from kvcore.sizing import fitting_context_tokens, pool_capacity_tokens, sizing_steps, tokens_per_user
+from kvcore.capacity import context_per_user, max_context_tokens, sizing_steps, tokens_that_fit
 
 WATERFALL_KEYS = {
     "title": "sizing.waterfall_title",
@@ -104,8 +104,8 @@ def test_the_seed_rule_curve_is_kvcores_hyperbola(models, gpus):
     )
     seed = next(trace for trace in figure.data if trace.name == translate("en", "sizing.curve_seed_rule"))
     users = np.asarray(seed.x)
-    tokens = pool_capacity_tokens(kv_pool_bytes=steps.kv_pool_bytes, bytes_per_token=steps.bytes_per_token)
-    np.testing.assert_array_equal(seed.y, tokens_per_user(pool_tokens=tokens, concurrency=users))
+    tokens = tokens_that_fit(kv_pool_bytes=steps.kv_pool_bytes, bytes_per_token=steps.bytes_per_token)
+    np.testing.assert_array_equal(seed.y, context_per_user(pool_tokens=tokens, concurrency=users))
 
 
 @pytest.mark.parametrize("model_id", ["llama-3.1-8b", "gemma-3-27b", "qwen3-next-80b-a3b", "gpt2"])
@@ -116,7 +116,7 @@ def test_the_fitting_curve_is_kvcores_longest_context(models, gpus, model_id):
         model=model, steps=steps, expected_context_tokens=1024, labels=labels(USERS_KEYS, "en")
     )
     fitting = next(trace for trace in figure.data if trace.name == label)
-    expected = fitting_context_tokens(
+    expected = max_context_tokens(
         model,
         kv_pool_bytes=steps.kv_pool_bytes,
         concurrency=np.asarray(fitting.x),

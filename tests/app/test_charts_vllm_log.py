@@ -16,7 +16,7 @@ from charts.vllm_log import (
     users_by_context_figure,
 )
 from i18n import LANGUAGES, translate
-from kvcore import vllm
+from kvcore import capacity
 from kvcore.vllm_log import parse_vllm_log, reconcile
 
 LOGS = Path(__file__).resolve().parents[2] / "data" / "vllm_logs"
@@ -77,7 +77,7 @@ def test_the_users_curve_is_kvcores_max_concurrency(models):
     model = models["llama-3.1-8b"]
     figure = users_figure(model)
     curve = figure.data[0]
-    expected = vllm.max_concurrency(model, num_blocks=1952, max_model_len=np.asarray(curve.x), block_size=16)
+    expected = capacity.max_concurrency(model, num_blocks=1952, max_model_len=np.asarray(curve.x), block_size=16)
     np.testing.assert_allclose(curve.y, expected)
     assert list(curve.x) == list(context_grid(block_size=16, longest_tokens=model.max_position_embeddings))
 
@@ -87,7 +87,7 @@ def test_the_chosen_and_requested_contexts_are_marked_at_kvcores_values(models):
     figure = users_figure(model, context=4096, requested=20000)
     chosen, requested = figure.data[2], figure.data[3]
     assert chosen.x[0] == 4096
-    assert chosen.y[0] == pytest.approx(float(vllm.max_concurrency(model, num_blocks=1952, max_model_len=4096)))
+    assert chosen.y[0] == pytest.approx(float(capacity.max_concurrency(model, num_blocks=1952, max_model_len=4096)))
     assert requested.y[0] == pytest.approx(1952 / 1250)  # vLLM #10517: 1.56×
 
 

@@ -12,7 +12,12 @@ from i18n import LANGUAGES, catalogue, translate
 from kvcore.model import LAYER_KINDS
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = [ROOT / "app.py", *sorted((ROOT / "lessons").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
+SOURCES = [
+    ROOT / "app.py",
+    *sorted((ROOT / "lessons").glob("*.py")),
+    *sorted((ROOT / "ui").glob("*.py")),
+    *sorted((ROOT / "course").rglob("*.py")),  # course.lessons holds the navigation titles
+]
 KEY = r"[a-z][a-z0-9_]*\.[a-z0-9_.]+"
 #: t("key"…), translate(lang, "key"…), and keys handed to helpers as `…_notice="key"` or `…_key="key"`.
 KEY_USE = re.compile(rf"""(?:\bt\(\s*|\btranslate\(\s*[^,()]+,\s*|_notice=|_key=)["']({KEY})["']""")

@@ -10,6 +10,7 @@ import pytest
 
 from i18n import LANGUAGES, translate
 from tests.app.figures import chart_figures
+from tests.app.helpers import open_page
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "lessons").glob("*.py"))
@@ -58,12 +59,6 @@ TRICKY = [
 
 def widget_keys(path: Path) -> list[str]:
     return WIDGET_KEY.findall(path.read_text(encoding="utf-8"))
-
-
-def open_page(app, page: str, **params: str):
-    app.query_params.update({"lang": "en", **params})
-    app.run()
-    return app.switch_page(page).run()
 
 
 def test_every_lesson_has_a_prefix():

@@ -7,15 +7,22 @@ compare that with the figure the page builds after the slider has really moved.
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
 import plotly
+import plotly.graph_objects as go
 import pytest
 import streamlit.config
 
+from charts.memory import MEMORY_LABELS, memory_vs_context_figure, memory_vs_context_patches
+from charts.prefill_decode import ROOFLINE_LABELS, roofline_figure, roofline_patches
 from tests.app.figures import live_chart_data, plain
-from ui.live_chart import Follow, figure_at, figure_json, plotly_url, slider_values
+from tests.app.helpers import open_page
+from ui.live_chart import Follow, figure_at, figure_json, figure_text, plotly_url, resolved_path, slider_values
 
 #: (page, the slider the chart follows, extra URL parameters, values to move it to).
 FOLLOWING = [
@@ -49,12 +56,6 @@ FOLLOWING = [
 ]
 
 
-def open_page(app, page: str, params: dict[str, str]):
-    app.query_params.update({"lang": "en", **params})
-    app.run()
-    return app.switch_page(page).run()
-
-
 def index_of(follow: dict, value: float) -> int:
     grid = follow["values"]
     index = round((value - grid["low"]) / grid["step"])
@@ -64,7 +65,7 @@ def index_of(follow: dict, value: float) -> int:
 
 @pytest.mark.parametrize(("page", "key", "params", "values"), FOLLOWING)
 def test_the_chart_drawn_before_the_rerun_is_the_one_the_rerun_draws(app, page, key, params, values):
-    open_page(app, page, params)
+    open_page(app, page, **params)
     assert not app.exception
     [before] = live_chart_data(app)[:1]
     assert before["follow"]["key"] == key
@@ -77,14 +78,14 @@ def test_the_chart_drawn_before_the_rerun_is_the_one_the_rerun_draws(app, page, 
 
 @pytest.mark.parametrize(("page", "key", "params", "values"), FOLLOWING[:1] + FOLLOWING[2:3])
 def test_the_follow_says_where_the_slider_is_now(app, page, key, params, values):
-    open_page(app, page, params)
+    open_page(app, page, **params)
     app.slider(key=key).set_value(values[0]).run()
     follow = live_chart_data(app)[0]["follow"]
     assert follow["index"] == index_of(follow, values[0])
 
 
 def test_a_context_off_the_sliders_steps_draws_the_chart_without_an_index(app):
-    open_page(app, "lessons/memory.py", {"context": "5000"})
+    open_page(app, "lessons/memory.py", context="5000")
     assert not app.exception
     follow = live_chart_data(app)[0]["follow"]
     assert follow["index"] is None
@@ -92,7 +93,7 @@ def test_a_context_off_the_sliders_steps_draws_the_chart_without_an_index(app):
 
 
 def test_a_marker_patch_is_sent_as_the_sliders_own_values(app):
-    open_page(app, "lessons/memory.py", {})
+    open_page(app, "lessons/memory.py")
     follow = live_chart_data(app)[0]["follow"]
     assert follow["values"] == {"low": 1024.0, "step": 1024.0, "count": 128}
     assert [patch["values"] for patch in follow["patches"]] == [None, None, None]
@@ -101,7 +102,7 @@ def test_a_marker_patch_is_sent_as_the_sliders_own_values(app):
 def test_a_model_without_a_maximum_context_gets_a_plain_chart(app):
     # The axis of the memory chart then moves with the context: no browser-side preview.
     code = "kv1~L12_h8_k2_d64~imported"  # says no max_position_embeddings
-    open_page(app, "lessons/memory.py", {"model": code})
+    open_page(app, "lessons/memory.py", model=code)
     assert not app.exception
     assert not live_chart_data(app)
 
@@ -149,3 +150,134 @@ def test_plotly_js_comes_from_the_installed_plotly_package_under_the_servers_bas
         assert plotly_url() == "/class/component/ui.live_chart.plotly_js/plotly.min.js"
     finally:
         streamlit.config.set_option("server.baseUrlPath", "")
+
+
+# ---------------------------------------------------------------- patches name what they change
+
+LIVE_CHART_JS = Path(__file__).resolve().parents[2] / "ui" / "live_chart.js"
+#: Runs live_chart.js's figureAt on {figure, follow, index} read from stdin; prints the figure it draws.
+FIGURE_AT_IN_NODE = """
+import fs from "node:fs";
+const source = fs.readFileSync(process.argv[2], "utf8").replace("export default function", "function main");
+const url = "data:text/javascript," + encodeURIComponent(source + "\\nexport { figureAt };");
+const { figureAt } = await import(url);
+const { figure, follow, index } = JSON.parse(fs.readFileSync(0, "utf8"));
+process.stdout.write(JSON.stringify(figureAt({ figure: JSON.parse(figure), data: { follow } }, index)));
+"""
+
+
+def named_figure() -> dict:
+    return {
+        "data": [{"name": "Roof", "x": [1.0]}, {"uid": "prefill", "name": "Prefill", "x": [2.0]}],
+        "layout": {"shapes": [{"x0": 0.0}, {"name": "current", "x0": 1.0}], "title": {"text": "a"}},
+    }
+
+
+def memory_chart(model, gpu, context_tokens: float) -> go.Figure:
+    labels = {key: key for key in MEMORY_LABELS}
+    return memory_vs_context_figure(model=model, gpu=gpu, context_tokens=context_tokens, labels=labels)
+
+
+def roofline_chart(prefill: float, decode: float, ends: tuple[float, ...]) -> go.Figure:
+    labels = {key: key for key in ROOFLINE_LABELS} | {"prefill_bound": "bound", "decode_bound": "bound"}
+    rates = {"peak_flop_per_s": 989e12, "bandwidth_bytes_per_s": 3.35e12, "mfu": 0.5, "mbu": 0.8}
+    return roofline_figure(**rates, prefill_intensity=prefill, decode_intensity=decode, labels=labels,
+                           axis_intensities=ends)  # fmt: skip
+
+
+def with_extras_first(figure: go.Figure) -> go.Figure:
+    """`figure` with an unnamed trace and an unnamed shape put before all the others (positions shift by one)."""
+    extra = go.Figure([go.Scatter(x=[0.0], y=[0.0], mode="markers"), *figure.data], layout=figure.layout)
+    extra.layout.shapes = (go.layout.Shape(type="rect", x0=0, x1=1, y0=0, y1=1), *figure.layout.shapes)
+    return extra
+
+
+def test_a_name_resolves_to_the_position_of_the_item_that_carries_it():
+    figure = named_figure()
+    assert resolved_path(figure, ("layout", "shapes", "current", "x0")) == ["layout", "shapes", 1, "x0"]
+    assert resolved_path(figure, ("data", "prefill", "x")) == ["data", 1, "x"]
+    assert resolved_path(figure, ("data", "Roof", "x")) == ["data", 0, "x"], "no uid: the trace's name"
+    assert resolved_path(figure, ("layout", "title", "text")) == ["layout", "title", "text"]
+
+
+def test_a_patch_naming_a_shape_the_figure_does_not_have_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"no item named 'limit' in layout/shapes \(it holds 'current'\)"):
+        resolved_path(named_figure(), ("layout", "shapes", "limit", "x0"))
+
+
+def test_a_patch_naming_a_trace_the_figure_does_not_have_is_a_clear_error():
+    follow = Follow("k", slider_values(1, 3, 1), 1, {("data", "decode", "x"): np.array([[1.0], [2.0], [3.0]])})
+    with pytest.raises(ValueError, match=r"no item named 'decode' in data \(it holds 'Roof', 'prefill'\)"):
+        figure_at(named_figure(), follow.to_json(), 2)
+
+
+def test_two_items_of_the_same_name_are_an_error_not_a_guess():
+    figure = named_figure()
+    figure["layout"]["shapes"][0]["name"] = "current"
+    with pytest.raises(ValueError, match="2 items named 'current'"):
+        resolved_path(figure, ("layout", "shapes", "current", "x0"))
+
+
+def test_the_app_refuses_a_patch_that_finds_a_shape_by_its_position():
+    with pytest.raises(ValueError, match="by position; give its name"):
+        resolved_path(named_figure(), ("layout", "shapes", 1, "x0"), by_name=True)
+    assert resolved_path(named_figure(), ("layout", "shapes", "current", "x0"), by_name=True)[2] == 1
+
+
+def test_a_shape_and_a_trace_put_first_do_not_move_the_memory_charts_patches(models, gpus):
+    model, gpu = models["llama-3.1-8b"], gpus["rtx-4090"]
+    values = slider_values(1024, 131072, 1024)
+    follow = Follow("context", values, 8192, memory_vs_context_patches(model, values))
+    drawn = json.loads(figure_text(with_extras_first(memory_chart(model, gpu, 8192))))
+    for value in (1024, 65536, 131072):
+        moved = figure_at(drawn, follow.to_json(), follow.index(value))
+        expected = json.loads(figure_text(with_extras_first(memory_chart(model, gpu, value))))
+        assert plain(moved) == plain(expected), value
+        assert moved["layout"]["shapes"][0] == drawn["layout"]["shapes"][0], "the shape put first stays"
+
+
+def test_a_trace_put_first_does_not_move_the_rooflines_patches():
+    prompts = slider_values(128, 1024, 128)
+    prefill, decode = prompts / 4.0, np.full(len(prompts), 1.5)
+    ends = (float(prefill[0]), float(prefill[-1]), 1.5)
+    rates = {"peak_flop_per_s": 989e12, "bandwidth_bytes_per_s": 3.35e12, "mfu": 0.5, "mbu": 0.8}
+    labels = {key: key for key in ROOFLINE_LABELS}
+    patches = roofline_patches(**rates, prefill_intensities=prefill, decode_intensities=decode, labels=labels,
+                               bound_words={"compute": "bound", "memory": "bound"})  # fmt: skip
+    follow = Follow("pd_prompt", prompts, 128, patches)
+    drawn = json.loads(figure_text(with_extras_first(roofline_chart(prefill[0], 1.5, ends))))
+    moved = figure_at(drawn, follow.to_json(), follow.index(1024))
+    expected = json.loads(figure_text(with_extras_first(roofline_chart(prefill[-1], 1.5, ends))))
+    assert plain(moved) == plain(expected)
+    assert moved["data"][0] == drawn["data"][0], "the trace put first stays"
+
+
+def run_figure_at_in_node(tmp_path, figure: str, follow: dict, index: int) -> subprocess.CompletedProcess:
+    script = tmp_path / "figure_at.mjs"
+    script.write_text(FIGURE_AT_IN_NODE, encoding="utf-8")
+    message = json.dumps({"figure": figure, "follow": follow, "index": index})
+    node = shutil.which("node")
+    assert node is not None
+    return subprocess.run(
+        [node, str(script), str(LIVE_CHART_JS)], input=message, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js to run live_chart.js")
+def test_the_components_javascript_draws_what_figure_at_draws(tmp_path, models, gpus):
+    model, gpu = models["llama-3.1-8b"], gpus["rtx-4090"]
+    values = slider_values(1024, 131072, 1024)
+    follow = Follow("context", values, 8192, memory_vs_context_patches(model, values)).to_json()
+    text = figure_text(with_extras_first(memory_chart(model, gpu, 8192)))
+    for index in (0, 40, 127):
+        drawn = run_figure_at_in_node(tmp_path, text, follow, index)
+        assert drawn.returncode == 0, drawn.stderr
+        assert json.loads(drawn.stdout) == figure_at(json.loads(text), follow, index)
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs Node.js to run live_chart.js")
+def test_the_components_javascript_refuses_a_name_the_figure_does_not_have(tmp_path):
+    follow = Follow("k", slider_values(1, 3, 1), 1, {("layout", "shapes", "limit", "x0"): slider_values(1, 3, 1)})
+    drawn = run_figure_at_in_node(tmp_path, json.dumps(named_figure()), follow.to_json(), 2)
+    assert drawn.returncode != 0
+    assert 'no item named "limit" in layout/shapes' in drawn.stderr

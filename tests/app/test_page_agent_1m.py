@@ -14,20 +14,13 @@ from kvcore.units import (
     format_tokens,
     format_tokens_per_s,
 )
+from tests.app.helpers import metric, page_opener
 
 PAGE = "lessons/agent_1m.py"
 SEED = {"model": "llama-3.1-70b", "gpu": "h100-sxm"}
 
 
-def open_page(app, lang: str = "en", **params: str):
-    app.query_params.update({"lang": lang, **params})
-    app.run()
-    return app.switch_page(PAGE).run()
-
-
-def metric(app, key: str, lang: str = "en", **fill) -> str:
-    [match] = [m for m in app.metric if m.label == translate(lang, key, **fill)]
-    return match.value
+open_page = page_opener(PAGE)
 
 
 def ledger_cell(app, row_key: str, **fill) -> tuple[str, str]:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-
 import numpy as np
 import pytest
 
@@ -12,31 +10,17 @@ from i18n import LANGUAGES, translate
 from kvcore.units import format_bytes
 from kvcore.variants import attention_variants, cache_saving_fraction
 from tests.app.figures import chart_figures
+from tests.app.helpers import metric_value, page_opener, plotly_array
 
 PAGE = "lessons/attention_variants.py"
 
 
-def open_page(app, lang: str = "en", **params: str):
-    app.query_params.update({"lang": lang, **params})
-    app.run()
-    return app.switch_page(PAGE).run()
-
-
-def metric_value(app, label: str) -> str:
-    [metric] = [metric for metric in app.metric if metric.label == label]
-    return metric.value
+open_page = page_opener(PAGE)
 
 
 def gqa_label(kv: int, lang: str = "en") -> str:
     name = translate(lang, "attention_variants.bar_gqa", kv=kv)
     return translate(lang, "attention_variants.metric_per_token", name=name)
-
-
-def plotly_array(value) -> np.ndarray:
-    """A Plotly array from the figure's JSON: a list, or {"dtype", "bdata"} (base64 of the raw buffer)."""
-    if isinstance(value, dict):
-        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
-    return np.asarray(value, dtype=float)
 
 
 def bar_values(app) -> np.ndarray:

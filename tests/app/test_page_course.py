@@ -9,17 +9,16 @@ from urllib.parse import parse_qs
 import pytest
 
 import ui
+from course.quiz import QUIZZES
 from i18n import LANGUAGES, translate
+from tests.app.helpers import page_opener
 from ui import course
-from ui.quiz import QUIZZES
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "lessons/course.py"
 
 
-def open_course(app, lang: str = "en", **params: str):
-    app.query_params.update({"lang": lang, **params})
-    return app.switch_page(PAGE).run()
+open_course = page_opener(PAGE, first_run=False)
 
 
 def target(link) -> tuple[str, dict[str, list[str]]]:

@@ -6,21 +6,14 @@ import pytest
 
 import kvcore
 from i18n import LANGUAGES, translate
-from kvcore.decode import crossover_context_tokens, decode_token_s
+from kvcore.timing import crossover_context_tokens, decode_token_s
 from kvcore.units import format_bandwidth, format_gib, format_seconds, format_tokens, format_tokens_per_s
+from tests.app.helpers import metric, page_opener
 
 PAGE = "lessons/decode_speed.py"
 
 
-def open_page(app, lang: str = "en", **params: str):
-    app.query_params.update({"lang": lang, **params})
-    app.run()
-    return app.switch_page(PAGE).run()
-
-
-def metric(app, key: str, lang: str = "en", **fill) -> str:
-    [match] = [m for m in app.metric if m.label == translate(lang, key, **fill)]
-    return match.value
+open_page = page_opener(PAGE)
 
 
 def step_s(models, gpus, *, model_id="llama-3.1-8b", gpu_id="rtx-4090", **knobs) -> float:

@@ -2,31 +2,19 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 import kvcore
 from i18n import LANGUAGES, translate
 from kvcore.attention import hbm_traffic_saving, prefill_attention_memory
 from kvcore.units import format_bytes, format_quantity
+from tests.app.helpers import first_figure, page_opener
+from tests.app.helpers import metric as metric_value
 
 PAGE = "lessons/flash_attention.py"
 
 
-def open_page(app, lang="en", **params: str):
-    app.query_params.update({"lang": lang, **params})
-    app.run()
-    return app.switch_page(PAGE).run()
-
-
-def metric_value(app, key: str, lang: str = "en") -> str:
-    [metric] = [metric for metric in app.metric if metric.label == translate(lang, key)]
-    return metric.value
-
-
-def first_figure(app) -> dict:
-    return json.loads(app.get("plotly_chart")[0].proto.spec)
+open_page = page_opener(PAGE)
 
 
 def test_moving_the_length_slider_shows_kvcores_scores_and_unchanged_cache(app, models):

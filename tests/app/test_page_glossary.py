@@ -9,10 +9,12 @@ from urllib.parse import parse_qs
 import pytest
 
 import kvcore
+from course.glossary import GENERAL_TERMS, LESSON_TERMS, TERMS
 from i18n import LANGUAGES, catalogue, translate
 from kvcore.units import format_bytes, format_quantity
+from tests.app.helpers import page_opener
 from ui import course
-from ui.glossary import GENERAL_TERMS, LESSON_TERMS, SEARCH_KEY, TERM_KEY, TERMS
+from ui.glossary import SEARCH_KEY, TERM_KEY
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = "lessons/glossary.py"
@@ -26,9 +28,7 @@ REQUIRED = {
 }  # fmt: skip
 
 
-def open_glossary(app, lang: str = "en", **params: str):
-    app.query_params.update({"lang": lang, **params})
-    return app.switch_page(PAGE).run()
+open_glossary = page_opener(PAGE, first_run=False)
 
 
 def open_lesson(app, stem: str, lang: str = "en"):

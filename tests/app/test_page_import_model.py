@@ -13,18 +13,17 @@ from i18n import translate
 from kvcore import hf_config
 from kvcore.model_code import model_to_code
 from kvcore.units import format_bytes
+from tests.app.helpers import metric, page_opener
 from ui import hub
 
 PAGE = "lessons/import_model.py"
+open_import_page = page_opener(PAGE)
 CONFIGS = Path(__file__).resolve().parents[1] / "kvcore" / "configs"
 READ_BUTTON = "FormSubmitter:im_paste_form-{label}"
 
 
 def open_page(app, lang="en", **params):
-    app.query_params["lang"] = lang
-    app.query_params.update(params)
-    app.run()
-    app.switch_page(PAGE).run()
+    open_import_page(app, lang, **params)
     assert not app.exception
     return app
 
@@ -39,11 +38,6 @@ def paste(app, text, lang="en", name=""):
 
 def config_text(file_name):
     return (CONFIGS / file_name).read_text(encoding="utf-8")
-
-
-def metric(app, key, lang="en", **kwargs):
-    label = translate(lang, key, **kwargs)
-    return next(m.value for m in app.metric if m.label == label)
 
 
 def test_before_any_config_the_page_shows_the_sidebars_model(app, models):

@@ -6,9 +6,10 @@ import pytest
 
 import kvcore
 from i18n import LANGUAGES, translate
+from kvcore.capacity import sizing_steps
 from kvcore.quantization import stored_bytes_per_value
-from kvcore.sizing import sizing_steps
 from kvcore.units import GiB, format_gib
+from tests.app.helpers import metric, page_opener
 
 PAGE = "lessons/kv_quantization.py"
 TRICKY = [
@@ -22,15 +23,7 @@ TRICKY = [
 ]
 
 
-def open_page(app, **params: str):
-    app.query_params.update({"lang": "en", **params})
-    app.run()
-    return app.switch_page(PAGE).run()
-
-
-def metric(app, key: str, lang: str = "en") -> str:
-    [match] = [m for m in app.metric if m.label == translate(lang, key)]
-    return match.value
+open_page = page_opener(PAGE)
 
 
 def cache_gib(models, fmt: str, *, context: int, users: int = 1, group_size: int = 128, model_id="llama-3.1-8b") -> str:
@@ -50,7 +43,7 @@ def users_that_fit(models, gpus, fmt: str, *, context: int, weights_b: float = 2
         overhead_bytes=GiB,
     ).kv_pool_bytes
     sequence = kvcore.sequence_kv_bytes(model, context_tokens=context, bytes_per_value=stored_bytes_per_value(fmt))
-    return int(kvcore.max_users(kv_budget_bytes=room, sequence_bytes=sequence))
+    return int(kvcore.max_users(kv_pool_bytes=room, sequence_bytes=sequence))
 
 
 def bad_combination_errors(app) -> list[str]:

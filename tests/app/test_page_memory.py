@@ -2,30 +2,23 @@
 
 from __future__ import annotations
 
-import base64
-
 import numpy as np
 import pytest
 
 import kvcore
 from charts.memory_heatmap import heatmap_contexts, heatmap_users
 from i18n import catalogue, translate
-from kvcore.memory import break_even_context_tokens, gpus_needed, mha_cache_bytes, total_memory_bytes
+from kvcore.capacity import gpus_needed
+from kvcore.memory import break_even_context_tokens, mha_cache_bytes, total_memory_bytes
 from kvcore.units import format_bytes, format_gb, format_gib, format_tokens
 from tests.app.figures import chart_figures
+from tests.app.helpers import metric as metric_value
+from tests.app.helpers import page_opener, plotly_array
 
 PAGE = "lessons/memory.py"
 
 
-def open_page(app, **params: str):
-    app.query_params.update({"lang": "en", **params})
-    app.run()
-    return app
-
-
-def metric_value(app, key: str, lang: str = "en", **kwargs) -> str:
-    [metric] = [metric for metric in app.metric if metric.label == translate(lang, key, **kwargs)]
-    return metric.value
+open_page = page_opener(None)  # the memory calculator is the default page
 
 
 def markdown_with(app, key: str, lang: str = "en") -> str:
@@ -265,15 +258,6 @@ def test_models_too_big_for_the_card_get_one_error_that_counts_gpus(app, models,
     )
     [error] = app.error
     assert f"**{int(gpus_needed(total_bytes=total, memory_bytes=gpus[gpu].memory_bytes))}**" in error.value
-
-
-def plotly_array(value) -> np.ndarray:
-    """A Plotly array from the figure's JSON: a list, or {"dtype", "bdata", "shape"} (base64 of the raw buffer)."""
-    if isinstance(value, dict):
-        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
-        shape = [int(n) for n in str(value.get("shape", flat.size)).split(",")]
-        return flat.reshape(shape)
-    return np.asarray(value, dtype=float)
 
 
 def test_the_heatmap_grid_is_kvcores_total_for_the_page_settings(app, models):

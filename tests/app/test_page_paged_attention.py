@@ -5,25 +5,18 @@ from __future__ import annotations
 import pytest
 
 import kvcore
+from course.seeds import SHAREGPT_ON_OPT
 from i18n import LANGUAGES, translate
-from kvcore.paging import SHAREGPT_ON_OPT, allocation_report, request_lengths_tokens, requests_that_fit
+from kvcore.paging import allocation_report, request_lengths_tokens, requests_that_fit
 from kvcore.units import format_gib
+from tests.app.helpers import metric, page_opener
 
 PAGE = "lessons/paged_attention.py"
 TRICKY = ["gpt2", "deepseek-v3", "gemma-3-27b", "qwen3-next-80b-a3b"]
 DEFAULTS = {"mean": 499, "spread": 0.8, "max_len": 2048, "block": 16, "requests": 1000, "pool": 262144, "seed": 0}
 
 
-def open_page(app, **params: str):
-    app.query_params.update({"lang": "en", **params})
-    app.run()
-    return app.switch_page(PAGE).run()
-
-
-def metric(app, key: str, lang: str = "en") -> str:
-    label = translate(lang, key)
-    [match] = [m for m in app.metric if m.label == label]
-    return match.value
+open_page = page_opener(PAGE)
 
 
 def expected(**knobs):

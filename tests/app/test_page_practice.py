@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from course import exercises
 from i18n import LANGUAGES, catalogue, translate
+from tests.app.helpers import page_opener
 from ui import practice
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,10 +24,7 @@ def fresh_app() -> AppTest:
     return AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
 
 
-def open_practice(app, *, lang: str = "en", **params: str):
-    app.query_params.update({"lang": lang, **params})
-    app.run()
-    return app.switch_page(PAGE).run()
+open_practice = page_opener(PAGE)
 
 
 def box_keys(app) -> list[str]:

@@ -8,6 +8,7 @@ import pytest
 
 import kvcore
 from i18n import translate
+from kvcore.capacity import block_bytes
 from kvcore.scheduler import (
     Workload,
     blocks_for_no_preemption,
@@ -17,22 +18,13 @@ from kvcore.scheduler import (
     summarize,
 )
 from kvcore.units import format_tokens
-from kvcore.vllm import block_bytes
+from tests.app.helpers import metric, page_opener
 
 PAGE = "lessons/preemption.py"
 TRICKY = ["gpt2", "deepseek-v3", "gemma-3-27b", "qwen3-next-80b-a3b", "llama-3.1-405b"]
 
 
-def open_page(app, **params: str):
-    app.query_params.update({"lang": "en", **params})
-    app.run()
-    return app.switch_page(PAGE).run()
-
-
-def metric(app, key: str, lang: str = "en") -> str:
-    label = translate(lang, key)
-    [match] = [m for m in app.metric if m.label == label]
-    return match.value
+open_page = page_opener(PAGE)
 
 
 def expected_preemptions(models, gpus, *, model_id="llama-3.1-8b", gpu_id="rtx-4090", rate=20.0, pool=25, seqs=64):

@@ -6,35 +6,27 @@ import pytest
 
 import kvcore
 from i18n import LANGUAGES, translate
-from kvcore import phases, units
+from kvcore import timing, units
 from kvcore.units import format_seconds
+from tests.app.helpers import metric, page_opener
 
 PAGE = "lessons/prefill_decode.py"
 TRICKY = ["gpt2", "deepseek-v3", "gemma-3-27b", "qwen3-next-80b-a3b", "falcon-7b", "llama-3.1-405b"]
 
 
-def open_page(app, **params: str):
-    app.query_params.update({"lang": "en", **params})
-    app.run()
-    return app.switch_page(PAGE).run()
+open_page = page_opener(PAGE)
 
 
 def metric_value(app, key: str, lang: str = "en") -> str:
-    [metric] = [metric for metric in app.metric if metric.label == translate(lang, f"prefill_decode.{key}")]
-    return metric.value
+    return metric(app, f"prefill_decode.{key}", lang)
 
 
 def rates(gpu, *, weights_dtype="bf16", mfu=0.5, mbu=0.8):
-    return {
-        "peak_flop_per_s": phases.matmul_peak_flop_per_s(gpu, weights_dtype=weights_dtype),
-        "bandwidth_bytes_per_s": gpu.bandwidth_bytes_per_s,
-        "mfu": mfu,
-        "mbu": mbu,
-    }
+    return {"rates": timing.rates_for(gpu, weights_dtype=weights_dtype, mfu=mfu, mbu=mbu)}
 
 
 def expected_timeline(model, gpu, *, prompt=1024, output=300, batch=1, weights_dtype="bf16", **knobs):
-    return phases.request_timeline(
+    return timing.request_timeline(
         model, prompt_tokens=prompt, output_tokens=output, batch=batch,
         weight_bytes_per_param=kvcore.bytes_per_value(weights_dtype),
         **rates(gpu, weights_dtype=weights_dtype, **knobs),
@@ -44,7 +36,7 @@ def expected_timeline(model, gpu, *, prompt=1024, output=300, batch=1, weights_d
 def test_moving_the_prompt_slider_shows_kvcores_time_to_first_token(app, models, gpus):
     open_page(app)
     app.slider(key="pd_prompt").set_value(8192).run()
-    expected = phases.ttft_s(models["llama-3.1-8b"], prompt_tokens=8192, **rates(gpus["rtx-4090"]))
+    expected = timing.ttft_s(models["llama-3.1-8b"], prompt_tokens=8192, **rates(gpus["rtx-4090"]))
     assert metric_value(app, "metric_ttft") == format_seconds(float(expected))
 
 
@@ -60,8 +52,8 @@ def test_a_bigger_batch_multiplies_the_gpus_output_as_kvcore_says(app, models, g
     open_page(app)
     app.slider(key="pd_batch").set_value(64).run()
     timeline = expected_timeline(models["llama-3.1-8b"], gpus["rtx-4090"], batch=64)
-    total = phases.decode_tokens_per_s(64, timeline.mean_tpot_s)
-    each = phases.decode_tokens_per_s(1, timeline.mean_tpot_s)
+    total = timing.decode_tokens_per_s(64, timeline.mean_tpot_s)
+    each = timing.decode_tokens_per_s(1, timeline.mean_tpot_s)
     assert metric_value(app, "metric_output_rate") == units.format_quantity(float(total))
     assert metric_value(app, "metric_user_rate") == units.format_quantity(float(each))
 
@@ -69,7 +61,7 @@ def test_a_bigger_batch_multiplies_the_gpus_output_as_kvcore_says(app, models, g
 def test_lower_compute_efficiency_slows_a_long_prefill_as_kvcore_says(app, models, gpus):
     open_page(app, pd_prompt="16384")
     app.slider(key="pd_mfu").set_value(0.25).run()
-    expected = phases.ttft_s(models["llama-3.1-8b"], prompt_tokens=16384, **rates(gpus["rtx-4090"], mfu=0.25))
+    expected = timing.ttft_s(models["llama-3.1-8b"], prompt_tokens=16384, **rates(gpus["rtx-4090"], mfu=0.25))
     assert metric_value(app, "metric_ttft") == format_seconds(float(expected))
 
 
@@ -77,7 +69,7 @@ def test_fp8_weights_on_an_h100_raise_the_ridge_to_kvcores_fp8_ridge(app, gpus):
     open_page(app, gpu="h100-sxm")
     app.button_group(key="pd_weights").set_value("fp8").run()
     h100 = gpus["h100-sxm"]
-    ridge = phases.effective_ridge_point(
+    ridge = timing.effective_ridge_point(
         peak_flop_per_s=h100.fp8_dense_flop_per_s, bandwidth_bytes_per_s=h100.bandwidth_bytes_per_s
     )
     assert metric_value(app, "metric_ridge") == units.format_quantity(ridge)
@@ -87,17 +79,17 @@ def test_the_price_slider_sets_the_cost_of_output_tokens_as_kvcore_says(app, mod
     open_page(app)
     app.slider(key="pd_price").set_value(5.0).run()
     timeline = expected_timeline(models["llama-3.1-8b"], gpus["rtx-4090"])
-    output_rate = phases.decode_tokens_per_s(1, timeline.mean_tpot_s)
-    cost = float(phases.cost_per_million_tokens(output_rate, price_per_gpu_hour=5.0))
+    output_rate = timing.decode_tokens_per_s(1, timeline.mean_tpot_s)
+    cost = float(timing.cost_per_million_tokens(output_rate, price_per_gpu_hour=5.0))
     assert metric_value(app, "metric_output_cost") == translate("en", "prefill_decode.money", amount=f"{cost:,.2f}")
 
 
 def test_output_tokens_cost_more_than_input_tokens_by_kvcores_ratio(app, models, gpus):
     open_page(app, gpu="h100-sxm")
     timeline = expected_timeline(models["llama-3.1-8b"], gpus["h100-sxm"])
-    ratio = phases.output_to_input_cost_ratio(
-        input_tokens_per_s=phases.prefill_tokens_per_s(1024, timeline.ttft_s),
-        output_tokens_per_s=phases.decode_tokens_per_s(1, timeline.mean_tpot_s),
+    ratio = timing.output_to_input_cost_ratio(
+        input_tokens_per_s=timing.prefill_tokens_per_s(1024, timeline.ttft_s),
+        output_tokens_per_s=timing.decode_tokens_per_s(1, timeline.mean_tpot_s),
     )
     assert ratio > 1
     assert metric_value(app, "metric_ratio") == f"{float(ratio):,.0f}×"
@@ -106,7 +98,7 @@ def test_output_tokens_cost_more_than_input_tokens_by_kvcores_ratio(app, models,
 def test_the_seeds_h100_ridge_is_shown_beside_the_datasheets(app, gpus):
     open_page(app)
     h100 = gpus["h100-sxm"]
-    ridge = phases.effective_ridge_point(
+    ridge = timing.effective_ridge_point(
         peak_flop_per_s=h100.bf16_dense_flop_per_s, bandwidth_bytes_per_s=h100.bandwidth_bytes_per_s
     )
     [text] = [md.value for md in app.markdown if md.value.startswith("**Seed 004 says**")]
@@ -146,7 +138,7 @@ def test_bad_values_in_the_url_fall_back_to_the_defaults_with_a_notice(app, mode
     assert not app.exception
     for key in bad:
         assert any(f"`{key}`" in info.value for info in app.info), key
-    expected = phases.ttft_s(models["llama-3.1-8b"], prompt_tokens=1024, **rates(gpus["rtx-4090"]))
+    expected = timing.ttft_s(models["llama-3.1-8b"], prompt_tokens=1024, **rates(gpus["rtx-4090"]))
     assert metric_value(app, "metric_ttft") == format_seconds(float(expected))
 
 
@@ -212,7 +204,7 @@ def test_the_page_takes_any_gpu_with_fp8_weights(app):
 
 def test_portuguese_times_use_a_decimal_comma(app, models, gpus):
     open_page(app, lang="pt")
-    expected = phases.ttft_s(models["llama-3.1-8b"], prompt_tokens=1024, **rates(gpus["rtx-4090"]))
+    expected = timing.ttft_s(models["llama-3.1-8b"], prompt_tokens=1024, **rates(gpus["rtx-4090"]))
     shown = metric_value(app, "metric_ttft", lang="pt")
     assert shown == format_seconds(float(expected)).replace(".", ",")
     assert "," in shown

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 import kvcore
-from i18n import LANGUAGES, translate
+from i18n import LANGUAGES
 from kvcore.paging import cached_prefix_tokens, prefix_memory, prompt_cache_cost
 from kvcore.units import format_gib, format_tokens
+from tests.app.helpers import metric, page_opener
 
 PAGE = "lessons/prefix_caching.py"
 TRICKY = ["gpt2", "deepseek-v3", "gemma-3-27b", "qwen3-next-80b-a3b"]
@@ -15,15 +16,7 @@ DEFAULTS = {"prefix": 2000, "suffix": 200, "requests": 100, "block": 16}
 PRICE = {"input_usd_per_mtok": 3.0, "ttl_s": 300, "cache_write_multiplier": 1.0, "cache_read_multiplier": 0.1}
 
 
-def open_page(app, **params: str):
-    app.query_params.update({"lang": "en", **params})
-    app.run()
-    return app.switch_page(PAGE).run()
-
-
-def metric(app, key: str) -> str:
-    [match] = [m for m in app.metric if m.label == translate("en", key)]
-    return match.value
+open_page = page_opener(PAGE)
 
 
 def saved_memory(models, **knobs) -> str:

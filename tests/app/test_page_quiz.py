@@ -8,11 +8,12 @@ from urllib.parse import parse_qs
 import pytest
 
 import kvcore
+from course import seeds
+from course.quiz import QUIZZES, Question
 from i18n import LANGUAGES, catalogue, translate
 from kvcore.units import format_bytes, format_gb, format_gib, format_seconds
 from ui import course
 from ui.practice import PROGRESS_KEY, Tally
-from ui.quiz import QUIZZES, Question
 
 PAGE = "lessons/quiz.py"
 
@@ -167,7 +168,7 @@ def test_the_bytes_per_token_options_come_from_kvcore(app, models):
 
 def test_the_1m_token_options_come_from_kvcore(app, models, gpus):
     open_quiz(app, "agent_1m")
-    ledger = kvcore.ledger(models[kvcore.SEED_MODEL_ID], gpus[kvcore.SEED_GPU_ID], context_tokens=1_000_000)
+    ledger = kvcore.ledger(models[seeds.SEED_MODEL_ID], gpus[seeds.SEED_GPU_ID], context_tokens=1_000_000)
     [right] = [o for o in app.radio(key="qz_ag_cache").options if format_gb(ledger.cache_bytes) in o]
     assert format_gib(ledger.cache_bytes) in right  # 327.68 GB = 305.18 GiB, seed 004's "320 GB"
     assert any(format_seconds(ledger.kv_token_s) in o for o in app.radio(key="qz_ag_time").options)  # 97.8 ms

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 import kvcore
-from i18n import LANGUAGES, translate
-from kvcore.sizing import sizing_steps
+from i18n import LANGUAGES
+from kvcore.capacity import sizing_steps
 from kvcore.units import GiB, format_tokens
+from tests.app.helpers import metric, no_bad_combination, page_opener
 
 PAGE = "lessons/sizing.py"
 TRICKY = [
@@ -21,16 +22,7 @@ TRICKY = [
 ]
 
 
-def open_page(app, **params: str):
-    app.query_params.update({"lang": "en", **params})
-    app.run()
-    return app.switch_page(PAGE).run()
-
-
-def metric(app, key: str, lang: str = "en", **fill: object) -> str:
-    label = translate(lang, key, **fill)
-    [match] = [m for m in app.metric if m.label == label]
-    return match.value
+open_page = page_opener(PAGE)
 
 
 def expected_steps(models, gpus, *, model_id="llama-3.1-8b", gpu_id="rtx-4090", **knobs):
@@ -44,11 +36,6 @@ def expected_steps(models, gpus, *, model_id="llama-3.1-8b", gpu_id="rtx-4090", 
         concurrency=knobs.get("users", 4),
         bytes_per_value=knobs.get("kv_b", 2.0),
     )
-
-
-def no_bad_combination(app) -> bool:
-    starts = tuple(translate(lang, "error.bad_combination", detail="")[:20] for lang in LANGUAGES)
-    return not [error for error in app.error if error.value.startswith(starts)]
 
 
 def test_the_default_page_shows_kvcores_pool_tokens(app, models, gpus):

@@ -10,6 +10,7 @@ import pytest
 from i18n import LANGUAGES, translate
 from kvcore.units import format_tokens
 from kvcore.vllm_log import MAX_LINES, parse_vllm_log, reconcile
+from tests.app.helpers import metric, page_opener
 
 PAGE = "lessons/vllm_log.py"
 LOGS = Path(__file__).resolve().parents[2] / "data" / "vllm_logs"
@@ -43,20 +44,11 @@ def excerpt(name: str) -> str:
     return (LOGS / f"{name}.txt").read_text(encoding="utf-8").partition("\n")[2]
 
 
-def open_page(app, **params: str):
-    app.query_params.update({"lang": "en", **params})
-    app.run()
-    return app.switch_page(PAGE).run()
+open_page = page_opener(PAGE)
 
 
 def paste(app, text: str):
     return app.text_area(key="vl_text").input(text).run()
-
-
-def metric(app, key: str, **fill: object) -> str:
-    label = translate("en", key, **fill)
-    [match] = [m for m in app.metric if m.label == label]
-    return match.value
 
 
 def expected(models, gpus, text: str, *, model_id="llama-3.1-8b", gpu_id=GPU_MEMORY_DEFAULT, context=8192, **kw):

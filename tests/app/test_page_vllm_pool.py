@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 import kvcore
-from i18n import LANGUAGES, translate
+from i18n import LANGUAGES
 from kvcore.units import GiB, format_tokens
 from kvcore.vllm_pool import pool_log, startup_log_lines
+from tests.app.helpers import metric, no_bad_combination, page_opener
 
 PAGE = "lessons/vllm_pool.py"
 TRICKY = [
@@ -19,16 +20,7 @@ TRICKY = [
 ]
 
 
-def open_page(app, **params: str):
-    app.query_params.update({"lang": "en", **params})
-    app.run()
-    return app.switch_page(PAGE).run()
-
-
-def metric(app, key: str, lang: str = "en", **fill: object) -> str:
-    label = translate(lang, key, **fill)
-    [match] = [m for m in app.metric if m.label == label]
-    return match.value
+open_page = page_opener(PAGE)
 
 
 def expected_log(models, gpus, *, model_id="llama-3.1-8b", gpu_id="rtx-4090", **knobs):
@@ -48,11 +40,6 @@ def expected_log(models, gpus, *, model_id="llama-3.1-8b", gpu_id="rtx-4090", **
         pp=knobs.get("pp", 1),
         cp=knobs.get("cp", 1),
     )
-
-
-def no_bad_combination(app) -> bool:
-    starts = tuple(translate(lang, "error.bad_combination", detail="")[:20] for lang in LANGUAGES)
-    return not [error for error in app.error if error.value.startswith(starts)]
 
 
 def test_the_default_page_prints_kvcores_log_lines(app, models, gpus):

@@ -2,31 +2,19 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 import kvcore
 from i18n import LANGUAGES, translate
 from kvcore.attention import kv_projection_flops_with_cache, kv_projection_flops_without_cache, recompute_factor
 from kvcore.units import format_bytes, format_flop, format_quantity
+from tests.app.helpers import first_figure, page_opener
+from tests.app.helpers import metric as metric_value
 
 PAGE = "lessons/why_cache.py"
 
 
-def open_page(app, lang="en", **params: str):
-    app.query_params.update({"lang": lang, **params})
-    app.run()
-    return app.switch_page(PAGE).run()
-
-
-def metric_value(app, key: str, lang: str = "en") -> str:
-    [metric] = [metric for metric in app.metric if metric.label == translate(lang, key)]
-    return metric.value
-
-
-def first_figure(app) -> dict:
-    return json.loads(app.get("plotly_chart")[0].proto.spec)
+open_page = page_opener(PAGE)
 
 
 def test_moving_the_token_slider_shows_kvcores_work_and_cache(app, models):

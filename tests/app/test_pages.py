@@ -9,15 +9,10 @@ import pytest
 import kvcore
 from i18n import LANGUAGES, translate
 from kvcore.units import format_bytes, format_gib, format_tokens
+from tests.app.helpers import metric_value
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted(path.relative_to(ROOT).as_posix() for path in (ROOT / "lessons").glob("*.py"))
-
-
-def metric_value(app, label: str) -> str:
-    """The value of the metric whose label is `label` (exactly one must exist)."""
-    [metric] = [metric for metric in app.metric if metric.label == label]
-    return metric.value
 
 
 def test_there_is_at_least_one_page():
@@ -179,7 +174,7 @@ def test_the_status_says_how_long_each_users_context_can_grow_as_kvcore_says(app
     room = kvcore.kv_budget_bytes(
         memory_bytes=80 * kvcore.GiB, utilization=1.0, weights_bytes=weights, overhead_bytes=kvcore.GiB
     )
-    tokens = kvcore.max_context_tokens(model, kv_budget_bytes=room, concurrency=4)
+    tokens = kvcore.max_context_tokens(model, kv_pool_bytes=room, concurrency=4)
     [success] = app.success
     assert f"**{format_tokens(tokens)} tokens**" in success.value
 

@@ -13,7 +13,7 @@ import pytest
 import kvcore
 from course import answers, exercises
 from i18n import LANGUAGES, catalogue, translate
-from kvcore.phases import mean_decode_context_tokens
+from kvcore.timing import mean_decode_context_tokens
 from kvcore.units import GiB
 from ui import practice
 

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import BrowserContext, expect
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -29,7 +30,10 @@ CHROMIUM_ARGS = [
 #: Streamlit's own signal that the script finished and the websocket is up (TOOLCHAIN.md).
 IDLE = "[data-testid=stApp][data-test-script-state=notRunning][data-test-connection-state=CONNECTED]"
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
-START_TIMEOUT_S = 30
+START_TIMEOUT_S = 120
+#: Limits for Playwright's waits. Every wait is on a signal (the app idle, a chart's data, the URL), never a fixed
+#: pause, so a long limit costs nothing on a quiet machine and keeps a busy 2-core CI machine from failing.
+STEP_TIMEOUT_MS = 60_000
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -63,10 +67,10 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def served_app(log_path: Path) -> Iterator[str]:
-    """`streamlit run app.py` on a free local port; yields its URL and stops it by PID."""
+    """The app as `scripts/app.sh` serves it (scripts/serve_app.py), on a free local port; stopped by PID."""
     port = free_port()
     command = [
-        sys.executable, "-m", "streamlit", "run", "app.py",
+        sys.executable, "scripts/serve_app.py",  # the app's own launcher: every module imported before it serves
         "--server.headless", "true",
         "--server.address", "127.0.0.1",
         "--server.port", str(port),
@@ -111,6 +115,23 @@ def fresh_app_url(tmp_path) -> Iterator[str]:
     """A server of its own, for a test whose request must be the first one after start."""
     with served_app(tmp_path / "server.log") as url:
         yield url
+
+
+def patient(context: BrowserContext) -> BrowserContext:
+    """A context whose pages wait as long as a loaded machine needs (STEP_TIMEOUT_MS; navigation twice that)."""
+    context.set_default_timeout(STEP_TIMEOUT_MS)
+    context.set_default_navigation_timeout(2 * STEP_TIMEOUT_MS)
+    return context
+
+
+@pytest.fixture
+def context(context: BrowserContext) -> BrowserContext:
+    """pytest-playwright's context, patient (its pages, and the pages a test opens in it)."""
+    return patient(context)
+
+
+# `expect(...)` waits 5 s by default; give it the same patience.
+expect.set_options(timeout=STEP_TIMEOUT_MS)
 
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,7 @@ def test_pasting_a_config_shows_its_bytes_per_token_and_use_puts_it_in_the_link(
     text = CONFIG.read_text(encoding="utf-8")
     reading = kvcore.read_config_text(text, name="my-qwen3")
     page.goto(f"{app_url}/import_model?lang=en")
-    page.wait_for_selector(IDLE, timeout=30_000)
+    page.wait_for_selector(IDLE, timeout=60_000)
     page.get_by_label(translate("en", "import_model.paste_label")).fill(text)
     page.get_by_label(translate("en", "import_model.name_label")).fill("my-qwen3")
     page.get_by_role("button", name=translate("en", "import_model.read")).click()
@@ -33,14 +33,14 @@ def test_pasting_a_config_shows_its_bytes_per_token_and_use_puts_it_in_the_link(
     page.screenshot(path=screenshots_dir / "import_model-en-pasted.png", full_page=True)
 
     page.get_by_role("button", name=translate("en", "import_model.use", name="my-qwen3")).click()
-    page.wait_for_url(lambda url: "model=kv1" in url, timeout=10_000)
+    page.wait_for_url(lambda url: "model=kv1" in url, timeout=60_000)
     picker = page.get_by_role("combobox", name=translate("en", "sidebar.model"))
     expect(picker).to_have_value(translate("en", "sidebar.imported_model", name="my-qwen3"))
 
     # The copied link carries the model: a new page opens with it, with no paste.
     copy = page.context.new_page()
     copy.goto(page.url)
-    copy.wait_for_selector(IDLE, timeout=30_000)
+    copy.wait_for_selector(IDLE, timeout=60_000)
     expect(copy.get_by_test_id("stMetric").filter(has_text=translate("en", "import_model.per_token"))).to_contain_text(
         per_token
     )

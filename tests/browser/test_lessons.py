@@ -10,7 +10,7 @@ from playwright.sync_api import Page, expect
 
 from i18n import LANGUAGES, translate
 
-from .conftest import IDLE
+from .conftest import IDLE, patient
 
 pytestmark = pytest.mark.browser
 
@@ -19,7 +19,7 @@ STEMS = sorted(path.stem for path in (ROOT / "lessons").glob("*.py"))
 #: Pages that ask or explain rather than calculate: no slider or chart to move (tests/app/test_lessons.py).
 NOT_CALCULATORS = {"quiz", "course", "glossary"}
 CALCULATORS = [stem for stem in STEMS if stem not in NOT_CALCULATORS]
-LOAD_TIMEOUT_MS = 30_000
+LOAD_TIMEOUT_MS = 120_000
 SIZES = {"desktop": {"width": 1280, "height": 1600}, "phone": {"width": 390, "height": 2600}}
 #: What the first chart draws (traces, shapes, annotations, title), as Plotly holds it after drawing (a live
 #: chart of ui.live_chart or an st.plotly_chart: both are Plotly plots in the main area).
@@ -63,7 +63,7 @@ def first_slider(page: Page):
 
 def wait_for_new_chart(page: Page, before: str) -> str:
     page.wait_for_selector(IDLE)
-    page.wait_for_function(f"before => {CHART_DATA} !== before", arg=before, timeout=10_000)
+    page.wait_for_function(f"before => {CHART_DATA} !== before", arg=before, timeout=60_000)
     return chart_data(page)
 
 
@@ -111,7 +111,7 @@ def test_an_arrow_key_changes_the_chart_and_the_url_and_the_copied_url_restores_
 
 
 def test_the_copy_link_button_puts_the_current_address_on_the_clipboard(browser, app_url):
-    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    context = patient(browser.new_context(permissions=["clipboard-read", "clipboard-write"]))
     try:
         page = context.new_page()
         open_lesson(page, address(app_url, "memory", "lang=en&model=qwen2.5-7b"))

@@ -11,11 +11,11 @@ import kvcore
 from i18n import LANGUAGES, localize_number, translate
 from kvcore.units import format_gib
 
-from .conftest import IDLE
+from .conftest import IDLE, patient
 
 pytestmark = pytest.mark.browser
 
-LOAD_TIMEOUT_MS = 30_000
+LOAD_TIMEOUT_MS = 120_000
 
 
 def open_app(page: Page, url: str) -> None:
@@ -83,7 +83,7 @@ def test_a_deep_link_works_as_the_very_first_request_after_start(page: Page, fre
 
 
 def test_a_portuguese_browser_gets_portuguese_without_asking(browser, app_url):
-    context = browser.new_context(locale="pt-BR")
+    context = patient(browser.new_context(locale="pt-BR"))
     try:
         page = context.new_page()
         open_app(page, app_url)

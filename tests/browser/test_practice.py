@@ -13,7 +13,7 @@ from .conftest import IDLE
 
 pytestmark = pytest.mark.browser
 
-LOAD_TIMEOUT_MS = 30_000
+LOAD_TIMEOUT_MS = 120_000
 SET, COUNT, MAX_COUNT = 1, 4, 12
 SIZES = {"desktop": {"width": 1280, "height": 2400}, "phone": {"width": 390, "height": 3600}}
 
@@ -48,11 +48,11 @@ def test_a_right_and_a_wrong_answer_get_their_verdicts(page: Page, app_url, scre
 
     check(page, 1, typed(right.answer_value, right.answer_unit, lang), lang)
     first = page.locator(".st-key-ex_box_1")
-    expect(first.get_by_text(opening("practice.verdict_right", lang))).to_be_visible(timeout=10_000)
+    expect(first.get_by_text(opening("practice.verdict_right", lang))).to_be_visible(timeout=60_000)
 
     check(page, 2, typed(wrong.answer_value * 10, wrong.answer_unit, lang), lang)
     second = page.locator(".st-key-ex_box_2")
-    expect(second.get_by_text(opening("practice.verdict_wrong", lang))).to_be_visible(timeout=10_000)
+    expect(second.get_by_text(opening("practice.verdict_wrong", lang))).to_be_visible(timeout=60_000)
     expect(page.get_by_test_id("stException")).to_have_count(0)
 
     page.wait_for_selector(IDLE)

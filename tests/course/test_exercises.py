@@ -153,7 +153,7 @@ def test_users_fit_is_kvcores_figure():
     weights = kvcore.model_weights_bytes(LLAMA_70B, bytes_per_param=1.0, tp=2)
     budget = kvcore.kv_budget_bytes(memory_bytes=H100.memory_bytes, utilization=0.9, weights_bytes=weights)
     sequence = kvcore.sequence_kv_bytes(LLAMA_70B, context_tokens=32768, tp=2)
-    assert exercise.answer_value == float(kvcore.max_users(kv_budget_bytes=budget, sequence_bytes=sequence))
+    assert exercise.answer_value == float(kvcore.max_users(kv_pool_bytes=budget, sequence_bytes=sequence))
     assert (exercise.answer_unit, exercise.tolerance_rel) == ("users", 0.0)
 
 
@@ -176,8 +176,9 @@ def test_prefill_time_is_kvcores_ttft():
     expected = kvcore.ttft_s(
         LLAMA_8B,
         prompt_tokens=8192,
-        peak_flop_per_s=H100.bf16_dense_flop_per_s,
-        bandwidth_bytes_per_s=H100.bandwidth_bytes_per_s,
+        rates=kvcore.Rates(
+            peak_flop_per_s=H100.bf16_dense_flop_per_s, bandwidth_bytes_per_s=H100.bandwidth_bytes_per_s
+        ),
     )
     assert exercise.answer_value == pytest.approx(1e3 * float(expected), rel=1e-12)
 

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import kvcore as kv
+from course import seeds
 from kvcore import agent
 from kvcore.units import GB, GiB, KiB, MiB
 
@@ -65,7 +66,7 @@ def test_weights_and_cache_need_6_h100s_and_a_tensor_parallel_group_of_8(seed_le
 
 def test_with_90_percent_of_each_h100_usable_it_takes_7(seed_ledger, gpus):
     need = seed_ledger.weights_bytes + seed_ledger.cache_bytes
-    assert float(agent.gpus_to_fit(need, gpu_memory_bytes=gpus["h100-sxm"].memory_bytes, utilization=0.9)) == 7
+    assert float(kv.gpus_needed(total_bytes=need, memory_bytes=gpus["h100-sxm"].memory_bytes, utilization=0.9)) == 7
 
 
 def test_streaming_the_cache_takes_97_8_ms_per_token_and_139_9_with_the_weights(seed_ledger):
@@ -76,7 +77,7 @@ def test_streaming_the_cache_takes_97_8_ms_per_token_and_139_9_with_the_weights(
 
 def test_the_seeds_95_ms_is_its_rounded_320_gb_over_3_35_tb_s(gpus):
     # seed 004's own arithmetic: 320e9 / 3.35e12 = 95.5 ms
-    seconds = kv.stream_time_s(agent.SEED_004.cache_bytes, bandwidth_bytes_per_s=gpus["h100-sxm"].bandwidth_bytes_per_s)
+    seconds = kv.stream_time_s(seeds.SEED_004.cache_bytes, bandwidth_bytes_per_s=gpus["h100-sxm"].bandwidth_bytes_per_s)
     assert float(seconds) == pytest.approx(0.0955, abs=1e-4)
 
 

@@ -150,7 +150,7 @@ def test_moe_weights_count_every_expert_but_decode_reads_the_active_ones(models)
 def test_weights_that_do_not_fit_leave_a_negative_budget():
     budget = kv.kv_budget_bytes(memory_bytes=12 * GiB, utilization=0.9, weights_bytes=16 * GiB)
     assert budget < 0
-    assert kv.tokens_that_fit(kv_budget_bytes=budget, bytes_per_token=131_072) == 0
+    assert kv.tokens_that_fit(kv_pool_bytes=budget, bytes_per_token=131_072) == 0
 
 
 def test_the_cache_split_by_layer_kind_sums_to_the_whole(models):
@@ -168,8 +168,8 @@ def test_linear_layers_part_is_their_constant_state(models):
 
 def test_max_context_for_full_attention_is_budget_over_bytes_per_token(models):
     llama = models["llama-3.1-8b"]  # 1 GiB / 128 KiB = 8,192 tokens; two users: 4,096 each
-    assert kv.max_context_tokens(llama, kv_budget_bytes=GiB) == 8192
-    assert kv.max_context_tokens(llama, kv_budget_bytes=GiB, concurrency=2) == 4096
+    assert kv.max_context_tokens(llama, kv_pool_bytes=GiB) == 8192
+    assert kv.max_context_tokens(llama, kv_pool_bytes=GiB, concurrency=2) == 4096
 
 
 def test_sliding_layers_let_the_context_grow_past_the_naive_limit(models):
@@ -177,8 +177,8 @@ def test_sliding_layers_let_the_context_grow_past_the_naive_limit(models):
     naive = 8 * GiB // kv.kv_bytes_per_token(gemma)  # 24,966 tokens if every layer kept everything
     # 21 sliding layers stop at 4,096 tokens: (8 GiB − 21·8,192·4,096) / (21·8,192) = 45,836 tokens
     assert naive == 24_966
-    assert kv.max_context_tokens(gemma, kv_budget_bytes=8 * GiB) == 45_836
+    assert kv.max_context_tokens(gemma, kv_pool_bytes=8 * GiB) == 45_836
 
 
 def test_max_context_is_zero_when_the_budget_is_negative(models):
-    assert kv.max_context_tokens(models["llama-3.1-8b"], kv_budget_bytes=-1.0) == 0
+    assert kv.max_context_tokens(models["llama-3.1-8b"], kv_pool_bytes=-1.0) == 0

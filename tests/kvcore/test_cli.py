@@ -219,3 +219,34 @@ def test_a_bad_config_exits_2_with_one_line_on_stderr(tmp_path, capsys, command,
     assert main([command, "--config", str(path)]) == 2
     captured = capsys.readouterr()
     assert message in captured.err and captured.err.count("\n") == 1 and captured.out == ""
+
+
+def test_a_library_error_is_worded_with_the_option_that_sets_its_quantity(capsys):
+    # Llama 3.1 8B has 8 KV heads: tp = 3 neither divides them nor is a multiple (kvcore.kv.kv_heads_per_gpu).
+    assert main(["kv", "--model", "llama-3.1-8b", "--tp", "3", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert "error: --tp: tensor parallel size 3 must divide the 8 KV heads" in err and err.count("\n") == 1
+
+
+def test_a_check_names_its_option_in_front_of_kvcores_sentence():
+    from kvcore.cli import worded
+    from kvcore.errors import KvError
+
+    error = KvError("not_whole", "block size must be a whole number ≥ 1, got 0", name="block size", value=0)
+    assert worded(error) == "--block-size: block size must be a whole number ≥ 1, got 0"
+
+
+def test_an_unknown_parameter_count_asks_for_the_options_that_give_it():
+    from kvcore.cli import worded
+    from kvcore.errors import KvError
+
+    error = KvError("params_unknown", "the parameter count of 'x' is unknown", model="x")
+    assert worded(error) == "the parameter count of 'x' is unknown: give --params-b or --weights-gib"
+
+
+def test_an_error_that_is_not_kvcores_is_printed_as_it_is():
+    from kvcore.cli import worded
+
+    assert worded(ValueError("unknown model 'nope':\nrun `python -m kvcore models`")) == (
+        "unknown model 'nope': run `python -m kvcore models`"
+    )

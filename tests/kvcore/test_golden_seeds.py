@@ -66,7 +66,7 @@ def test_a_12_gb_card_with_a_9_gb_model_fits_one_pdf_and_not_two():
     # seed 000: "Se a placa tem 12 GB e o modelo ocupa 9 GB, a conta já estourou antes do terceiro usuário"
     budget = kv.kv_budget_bytes(memory_bytes=12 * GiB, utilization=1.0, weights_bytes=9 * GiB)
     pdf = kv.kv_cache_bytes(seven_b(8), context_tokens=20_000)
-    assert kv.max_users(kv_budget_bytes=budget, sequence_bytes=pdf) == 1
+    assert kv.max_users(kv_pool_bytes=budget, sequence_bytes=pdf) == 1
 
 
 @pytest.mark.parametrize(

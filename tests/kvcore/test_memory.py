@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 import kvcore
+from kvcore.capacity import gpus_needed
 from kvcore.memory import (
     break_even_context_tokens,
     break_even_users,
-    gpus_needed,
     mha_cache_bytes,
     total_memory_bytes,
 )

@@ -2,10 +2,11 @@
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kvcore as kv
+from course import seeds
 from kvcore import paging
 
 MAX_LEN = 2048
@@ -24,7 +25,7 @@ def h100():
 
 
 def sharegpt_lengths():
-    p = paging.SHAREGPT_ON_OPT
+    p = seeds.SHAREGPT_ON_OPT
     return paging.request_lengths_tokens(
         p.n_requests, mean_tokens=p.mean_tokens, spread=p.spread, max_model_len=p.max_model_len, seed=p.seed
     )
@@ -39,6 +40,7 @@ def test_the_same_seed_draws_the_same_lengths():
     assert (one == two).all()
 
 
+@settings(deadline=None)
 @given(st.integers(1, 500), st.floats(1, 5000), st.floats(0, 3), st.integers(1, 8192), st.integers(0, 2**32 - 1))
 def test_lengths_are_whole_tokens_between_one_and_max_model_len(n, mean, spread, max_len, seed):
     lengths = paging.request_lengths_tokens(n, mean_tokens=mean, spread=spread, max_model_len=max_len, seed=seed)
@@ -76,7 +78,7 @@ def test_the_sharegpt_preset_wastes_60_to_80_percent_of_a_contiguous_pool():
     # ShareGPT on OPT (Kwon et al. 2023, Fig. 11): 161.31 + 337.99 ≈ 499 tokens per request against
     # max_model_len 2,048, so ≈ 1 − 499 / 2,048 ≈ 76 % wasted (seed 000: "60 a 80%"). spread 0.8 and
     # clipping at 2,048 give a sample mean of 473 tokens: 1 − 473 / 2,048 = 76.9 %.
-    p = paging.SHAREGPT_ON_OPT
+    p = seeds.SHAREGPT_ON_OPT
     report = paging.allocation_report(sharegpt_lengths(), scheme="contiguous", max_model_len=p.max_model_len)
     assert 0.60 <= report.waste_fraction <= 0.80
     assert report.waste_fraction == pytest.approx(0.769, abs=0.001)
@@ -85,7 +87,7 @@ def test_the_sharegpt_preset_wastes_60_to_80_percent_of_a_contiguous_pool():
 def test_the_sharegpt_preset_wastes_under_4_percent_with_16_token_blocks():
     # Kwon et al. 2023: waste under 4 % with PagedAttention. About 7.5 empty slots in the last
     # 16-token block of a ≈ 473-token request: 7.5 / 473 ≈ 1.6 %.
-    p = paging.SHAREGPT_ON_OPT
+    p = seeds.SHAREGPT_ON_OPT
     report = paging.allocation_report(
         sharegpt_lengths(), scheme="paged", max_model_len=p.max_model_len, block_size=p.block_size
     )
@@ -100,6 +102,7 @@ def test_waste_bytes_are_wasted_tokens_times_bytes_per_token(llama8b):
     assert report.used_bytes + report.waste_bytes == report.reserved_bytes
 
 
+@settings(deadline=None)
 @given(lengths_lists, powers_of_two)
 def test_paged_waste_is_less_than_one_block_per_request(lengths, block_size):
     held = paging.reserved_tokens(lengths, scheme="paged", max_model_len=MAX_LEN, block_size=block_size)
@@ -107,12 +110,14 @@ def test_paged_waste_is_less_than_one_block_per_request(lengths, block_size):
     assert (waste >= 0).all() and (waste < block_size).all()
 
 
+@settings(deadline=None)
 @given(lengths_lists, powers_of_two, st.sampled_from(paging.SCHEMES))
 def test_waste_fractions_lie_between_zero_and_one(lengths, block_size, scheme):
     report = paging.allocation_report(lengths, scheme=scheme, max_model_len=MAX_LEN, block_size=block_size)
     assert 0.0 <= report.waste_fraction <= 1.0
 
 
+@settings(deadline=None)
 @given(lengths_lists, powers_of_two)
 def test_doubling_the_block_size_never_wastes_less(lengths, block_size):
     # Holds when one size divides the other (vLLM's sizes are powers of two); 16 → 24 can waste less.
@@ -121,6 +126,7 @@ def test_doubling_the_block_size_never_wastes_less(lengths, block_size):
     assert big.wasted_tokens >= small.wasted_tokens
 
 
+@settings(deadline=None)
 @given(lengths_lists, powers_of_two)
 def test_contiguous_waste_does_not_depend_on_the_block_size(lengths, block_size):
     one = paging.allocation_report(lengths, scheme="contiguous", max_model_len=MAX_LEN, block_size=16)
@@ -184,6 +190,7 @@ def test_the_contiguous_block_map_reserves_max_model_len_and_leaves_out_what_doe
     assert (bm.owner >= 0).sum() == 48 and bm.used.sum() == 25 and bm.reserved_unused.sum() == 23
 
 
+@settings(deadline=None)
 @given(lengths_lists, powers_of_two, st.sampled_from(paging.SCHEMES), st.integers(1, 400))
 def test_the_block_map_agrees_with_the_allocation_report(lengths, block_size, scheme, pool_blocks):
     bm = paging.block_map(lengths, scheme=scheme, max_model_len=MAX_LEN, pool_blocks=pool_blocks, block_size=block_size)
@@ -217,12 +224,14 @@ def test_seed_002_system_prompt_shared_by_100_requests_saves_99_times_125_blocks
     assert memory.saved_bytes == 99 * 125 * kv.block_bytes(llama8b, block_size=16)
 
 
+@settings(deadline=None)
 @given(st.integers(0, 15), st.integers(1, 1000), st.integers(1, 500))
 def test_a_prefix_shorter_than_one_block_saves_nothing(prefix, suffix, requests):
     memory = paging.prefix_memory(prefix_tokens=prefix, suffix_tokens=suffix, requests=requests, block_size=16)
     assert memory.saved_blocks == 0
 
 
+@settings(deadline=None)
 @given(st.integers(16, 100_000), st.integers(1, 1000), st.integers(1, 500))
 def test_each_extra_request_saves_the_shared_blocks_once_more(prefix, suffix, requests):
     common = {"prefix_tokens": prefix, "suffix_tokens": suffix, "block_size": 16}
@@ -231,6 +240,7 @@ def test_each_extra_request_saves_the_shared_blocks_once_more(prefix, suffix, re
     assert more.saved_blocks - fewer.saved_blocks == prefix // 16 > 0
 
 
+@settings(deadline=None)
 @given(st.integers(0, 1_000_000), st.integers(1, 2048), st.integers(1, 1000))
 def test_the_shared_tokens_are_the_prefix_minus_its_partial_block(prefix, block_size, suffix):
     cached = paging.cached_prefix_tokens(prefix_tokens=prefix, suffix_tokens=suffix, block_size=block_size)
@@ -243,6 +253,7 @@ def test_a_bigger_block_can_share_more_of_a_prefix_than_a_smaller_one():
     assert shared.tolist() == [1968, 2000]
 
 
+@settings(deadline=None)
 @given(st.integers(0, 1_000_000), powers_of_two)
 def test_doubling_the_block_size_never_shares_more(prefix, block_size):
     small = paging.cached_prefix_tokens(prefix_tokens=prefix, suffix_tokens=1, block_size=block_size)

@@ -40,9 +40,9 @@ def test_the_seed_sizing_rule_divides_the_budget_by_bytes_per_token():
     # seed 000: tokens = (VRAM · u − weights − overhead) / bytes per token
     # (80 GiB H100 at 0.9, 16 GiB weights, 2 GiB overhead)
     budget = kv.kv_budget_bytes(memory_bytes=80 * GiB, utilization=0.9, weights_bytes=16 * GiB, overhead_bytes=2 * GiB)
-    tokens = kv.tokens_that_fit(kv_budget_bytes=budget, bytes_per_token=131_072)
+    tokens = kv.tokens_that_fit(kv_pool_bytes=budget, bytes_per_token=131_072)
     assert tokens == (72 - 18) * 8192
-    assert kv.context_per_user(tokens=tokens, concurrency=8) == tokens / 8
+    assert kv.context_per_user(pool_tokens=tokens, concurrency=8) == tokens / 8
 
 
 def test_estimated_max_model_len_grows_beyond_the_window_for_sliding_models(models):

@@ -1,7 +1,7 @@
 """Invariants that hold for every architecture (hypothesis)."""
 
 import numpy as np
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kvcore as kv
@@ -17,6 +17,7 @@ def full_model(n_layers, n_kv, d):
     return kv.uniform_model(num_hidden_layers=n_layers, num_key_value_heads=n_kv, head_dim=d, num_attention_heads=64)
 
 
+@settings(deadline=None)
 @given(layers, heads, dims, tokens, users)
 def test_full_attention_is_linear_in_context_and_concurrency(n_layers, n_kv, d, s, b):
     m = full_model(n_layers, n_kv, d)
@@ -24,6 +25,7 @@ def test_full_attention_is_linear_in_context_and_concurrency(n_layers, n_kv, d, 
     assert float(kv.kv_cache_bytes(m, context_tokens=s, concurrency=b)) == one * s * b
 
 
+@settings(deadline=None)
 @given(layers, heads, dims, tokens)
 def test_fp8_is_half_of_fp16(n_layers, n_kv, d, s):
     m = full_model(n_layers, n_kv, d)
@@ -32,6 +34,7 @@ def test_fp8_is_half_of_fp16(n_layers, n_kv, d, s):
     assert fp8 * 2 == fp16
 
 
+@settings(deadline=None)
 @given(layers, heads, dims, tokens, st.integers(1, 8192))
 def test_sliding_layers_hold_no_more_than_their_window(n_layers, n_kv, d, s, window):
     sliding = kv.uniform_model(
@@ -42,6 +45,7 @@ def test_sliding_layers_hold_no_more_than_their_window(n_layers, n_kv, d, s, win
     )
 
 
+@settings(deadline=None)
 @given(layers, heads, dims, tokens, st.integers(1, 8192), st.integers(0, 128))
 def test_sliding_some_layers_never_costs_more_than_none(n_layers, n_kv, d, s, window, sliding):
     some = kv.uniform_model(
@@ -55,6 +59,7 @@ def test_sliding_some_layers_never_costs_more_than_none(n_layers, n_kv, d, s, wi
     assert kv.sequence_kv_bytes(some, context_tokens=s) <= kv.sequence_kv_bytes(none, context_tokens=s)
 
 
+@settings(deadline=None)
 @given(layers, dims, tokens, st.sampled_from([(1, 2), (2, 4), (4, 8), (8, 16), (16, 64)]))
 def test_more_kv_heads_never_cost_less(n_layers, d, s, pair):
     fewer, more = pair
@@ -63,6 +68,7 @@ def test_more_kv_heads_never_cost_less(n_layers, d, s, pair):
     )
 
 
+@settings(deadline=None)
 @given(tokens, tokens, users, users)
 def test_decode_time_grows_with_context_and_batch(s1, s2, b1, b2):
     m = kv.uniform_model(
@@ -81,6 +87,7 @@ def test_decode_time_grows_with_context_and_batch(s1, s2, b1, b2):
     assert t[0] <= t[1]
 
 
+@settings(deadline=None)
 @given(tokens, users)
 def test_decode_time_is_at_least_weights_over_bandwidth(s, b):
     m = kv.uniform_model(
@@ -90,6 +97,7 @@ def test_decode_time_is_at_least_weights_over_bandwidth(s, b):
     assert float(step) >= 16e9 / 1e12
 
 
+@settings(deadline=None)
 @given(st.integers(1, 10_000), st.integers(1, 100_000_000))
 def test_the_pool_never_holds_more_tokens_than_its_bytes_allow(block_size, pool_kib):
     m = full_model(32, 8, 128)
@@ -98,6 +106,7 @@ def test_the_pool_never_holds_more_tokens_than_its_bytes_allow(block_size, pool_
     assert kv.pool_tokens(num_blocks=blocks, block_size=block_size) * kv.kv_bytes_per_token(m) <= pool
 
 
+@settings(deadline=None)
 @given(st.integers(1, 1_000_000))
 def test_recompute_without_cache_never_costs_less(n):
     assert kv.kv_projections_without_cache(n) >= kv.kv_projections_with_cache(n)

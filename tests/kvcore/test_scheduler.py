@@ -9,13 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kvcore as kv
+from course.scheduler_presets import preset
 from kvcore.scheduler import (
     Requests,
     ServerConfig,
     Workload,
     blocks_for_no_preemption,
     generate_requests,
-    preset,
     server_from_model,
     simulate,
     step_time_s,

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 
 import kvcore
-from kvcore.sizing import (
-    fitting_context_tokens,
-    pool_capacity_tokens,
+from kvcore.capacity import (
+    context_per_user,
+    max_context_tokens,
     pool_headroom,
     pool_share,
     preemption_risk,
     sizing_steps,
-    tokens_per_user,
+    tokens_that_fit,
 )
 from kvcore.units import GiB, KiB
 
@@ -51,7 +51,7 @@ def test_weights_bigger_than_the_usable_memory_leave_no_tokens():
 
 def test_a_32_gib_pool_of_an_8b_gqa_model_is_the_dashboards_262144_tokens():
     # Seed 000's dashboard: "max context 262,144" = 32 GiB / 131,072 B per token.
-    assert float(pool_capacity_tokens(kv_pool_bytes=32 * GiB, bytes_per_token=131_072)) == 262_144
+    assert float(tokens_that_fit(kv_pool_bytes=32 * GiB, bytes_per_token=131_072)) == 262_144
 
 
 def test_one_128k_user_takes_half_of_a_262144_token_pool():
@@ -69,41 +69,41 @@ def test_the_seeds_pdf_story_fits_one_pdf_and_not_two():
     room = kvcore.kv_budget_bytes(memory_bytes=12 * GiB, utilization=1.0, weights_bytes=9 * GiB)
     pdf = float(kvcore.sequence_kv_bytes(GQA_8B, context_tokens=20_480))
     assert pdf == 2.5 * GiB
-    assert float(kvcore.max_users(kv_budget_bytes=room, sequence_bytes=pdf)) == 1
+    assert float(kvcore.max_users(kv_pool_bytes=room, sequence_bytes=pdf)) == 1
 
 
 def test_context_per_user_is_a_hyperbola_in_users():
     users = np.array([1, 2, 4, 8])
-    np.testing.assert_array_equal(tokens_per_user(pool_tokens=262_144, concurrency=users), 262_144 / users)
+    np.testing.assert_array_equal(context_per_user(pool_tokens=262_144, concurrency=users), 262_144 / users)
 
 
 def test_full_attention_fits_exactly_the_seed_rule():
     users = np.array([1, 3, 7, 64])
     pool = 20 * GiB
-    seed_rule = tokens_per_user(
-        pool_tokens=pool_capacity_tokens(kv_pool_bytes=pool, bytes_per_token=kvcore.kv_bytes_per_token(GQA_8B)),
+    seed_rule = context_per_user(
+        pool_tokens=tokens_that_fit(kv_pool_bytes=pool, bytes_per_token=kvcore.kv_bytes_per_token(GQA_8B)),
         concurrency=users,
     )
-    np.testing.assert_array_equal(fitting_context_tokens(GQA_8B, kv_pool_bytes=pool, concurrency=users), seed_rule)
+    np.testing.assert_array_equal(max_context_tokens(GQA_8B, kv_pool_bytes=pool, concurrency=users), seed_rule)
 
 
 def test_sliding_window_layers_let_each_user_hold_more_than_the_seed_rule():
     gemma = kvcore.load_models()["gemma-3-27b"]
     pool = 20 * GiB
-    seed_rule = float(pool_capacity_tokens(kv_pool_bytes=pool, bytes_per_token=kvcore.kv_bytes_per_token(gemma))) / 8
-    assert float(fitting_context_tokens(gemma, kv_pool_bytes=pool, concurrency=8)) > 2 * seed_rule
+    seed_rule = float(tokens_that_fit(kv_pool_bytes=pool, bytes_per_token=kvcore.kv_bytes_per_token(gemma))) / 8
+    assert float(max_context_tokens(gemma, kv_pool_bytes=pool, concurrency=8)) > 2 * seed_rule
 
 
 def test_the_fitting_context_is_the_longest_that_fits():
     gemma = kvcore.load_models()["gemma-3-27b"]
     pool = 5 * GiB
-    longest = float(fitting_context_tokens(gemma, kv_pool_bytes=pool, concurrency=3))
+    longest = float(max_context_tokens(gemma, kv_pool_bytes=pool, concurrency=3))
     assert 3 * kvcore.sequence_kv_bytes(gemma, context_tokens=longest) <= pool
     assert 3 * kvcore.sequence_kv_bytes(gemma, context_tokens=longest + 1) > pool
 
 
 def test_a_pool_too_small_for_one_token_fits_no_context():
-    assert float(fitting_context_tokens(GQA_8B, kv_pool_bytes=1000.0)) == 0
+    assert float(max_context_tokens(GQA_8B, kv_pool_bytes=1000.0)) == 0
 
 
 def test_headroom_falls_as_users_grow():

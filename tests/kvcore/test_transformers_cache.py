@@ -1,7 +1,7 @@
 """What transformers' own cache holds where it differs from the serving figure (kvcore.transformers_cache).
 
 Pure arithmetic here; tests/proof runs the real transformers models and checks these
-functions byte for byte (bash scripts/test_proof.sh).
+functions byte for byte (part of bash scripts/test.sh).
 """
 
 import numpy as np

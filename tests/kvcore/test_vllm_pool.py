@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from kvcore import GiB, MiB, load_models, model_weights_bytes
+from kvcore.budget import kv_pool_bytes
 from kvcore.vllm_pool import (
     activation_peak_bytes,
-    kv_pool_bytes,
     pool_log,
     pool_tokens_curve,
     stage_bytes_per_token,

@@ -4,10 +4,9 @@ Each test builds a tiny, randomly initialised model of one family on the CPU (no
 download: the config class alone), runs one forward pass with ``use_cache=True``,
 weighs every tensor the returned cache holds, and compares the bytes with kvcore.
 
-It needs torch and transformers (requirements-proof.txt), so it runs only under
-``bash scripts/test_proof.sh``, which installs them and sets ``KVLAB_PROOF=1``.
-Without that variable (the main suite, ``bash scripts/test.sh``, which has no
-torch) pytest does not collect the test files here. With it, a missing torch or
+It needs torch and transformers (requirements-proof.txt), which ``bash scripts/test.sh``
+installs before it sets ``KVLAB_PROOF=1`` and runs every test. Without that variable
+(a bare ``pytest`` in a venv without torch) pytest does not collect the test files here. With it, a missing torch or
 transformers stops the run with an error: the proof is never skipped silently.
 """
 
@@ -26,6 +25,6 @@ else:
     except ImportError as error:
         raise RuntimeError(
             f"{PROOF_VARIABLE} is set but {error.name} is not installed: "
-            "run `bash scripts/test_proof.sh` (it installs requirements-proof.txt)"
+            "run `bash scripts/test.sh` (it installs requirements-proof.txt)"
         ) from error
     transformers.logging.set_verbosity_error()

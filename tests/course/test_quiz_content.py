@@ -1,4 +1,7 @@
-"""The quiz bank as data: every lesson has a quiz, every question is complete in both languages and has one answer."""
+"""The quiz bank as data: every lesson has a quiz, every question is complete in both languages and has one answer.
+
+And every number a question shows comes from a computed fact that fills all its placeholders.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +10,17 @@ from pathlib import Path
 
 import pytest
 
+import kvcore
+from course import facts
+from course.quiz import QUIZZES, facts_of, questions, score, texts_of
 from i18n import LANGUAGES, catalogue
+from kvcore.errors import KvError
 from ui import course
-from ui.quiz import QUIZZES, Question
 
 ROOT = Path(__file__).resolve().parents[2]
 QUESTIONS = [question for questions in QUIZZES.values() for question in questions]
-
-
-def texts_of(question: Question) -> list[str]:
-    return [question.text, *question.options, question.explanation]
+MODELS = kvcore.load_models()
+GPUS = kvcore.load_gpus()
 
 
 def placeholders(text: str) -> set[str]:
@@ -91,3 +95,48 @@ def test_the_right_option_is_not_always_in_the_same_place():
 )
 def test_the_seeds_review_questions_and_faq_are_asked(stem, question_id):
     assert question_id in {question.id for question in QUIZZES[stem]}
+
+
+# ---------------------------------------------------------------- the computed facts behind the numbers
+
+
+def placeholders_of(question, lang: str) -> set[str]:
+    return set().union(*(placeholders(catalogue(lang)[key]) for key in texts_of(question)))
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=lambda question: question.id)
+def test_every_record_names_a_fact_that_exists(question):
+    assert question.facts is None or question.facts in facts.FACTS
+
+
+@pytest.mark.parametrize("question", QUESTIONS, ids=lambda question: question.id)
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_fact_fills_every_placeholder_of_the_texts(question, lang):
+    assert placeholders_of(question, lang) - set(facts_of(question, models=MODELS, gpus=GPUS)) == set()
+
+
+@pytest.mark.parametrize("question", [q for q in QUESTIONS if q.facts], ids=lambda question: question.id)
+def test_a_question_with_a_fact_shows_some_of_its_numbers(question):
+    assert placeholders_of(question, "en")
+
+
+def test_the_facts_of_a_question_are_the_named_facts_values():
+    [question] = [q for q in QUESTIONS if q.id == "ag_cache"]
+    assert facts_of(question, models=MODELS, gpus=GPUS) == facts.fact("seed_004_ledger", models=MODELS, gpus=GPUS)
+
+
+def test_a_question_without_a_fact_has_no_facts():
+    [question] = [q for q in QUESTIONS if q.id == "wc_what"]
+    assert facts_of(question, models=MODELS, gpus=GPUS) == {}
+
+
+def test_the_score_counts_right_answers_and_ignores_empty_checks():
+    first, second, third = questions("memory")[:3]
+    given = {first.id: first.answer, second.id: next(o for o in second.options if o != second.answer), third.id: ""}
+    assert score(given, "memory") == (1, 2, len(questions("memory")))
+
+
+def test_an_unknown_quiz_is_a_kv_error_with_a_code():
+    with pytest.raises(KvError) as raised:
+        questions("no_such_lesson")
+    assert raised.value.code == "unknown_quiz"

@@ -1,0 +1,185 @@
+"""Serve the app warm: import every module it uses, then start Streamlit in this same process.
+
+    .venv/bin/python scripts/serve_app.py [streamlit run flags, e.g. --server.port 8600]
+
+Why: Streamlit runs each session's script in its own thread, and a module is imported on its first use. When
+many students join a fresh server at once, several threads import pandas or a charts module at the same moment
+and some get a half-built module ("partially initialized module 'pandas' has no attribute 'Series'", "cannot
+import name 'batch_intensity_figure'"). Importing everything here, before the server listens, removes the race,
+and it makes ``/_stcore/health`` a true readiness signal: it answers only once the app is warm, so a load
+balancer or a Kubernetes readiness probe sends no student to a cold process.
+
+What is imported (discovered, not listed by hand, so a new module is covered without editing this file):
+- every module of the project's packages (kvcore, course, charts, ui, i18n), found by walking them;
+- every ``import`` of app.py and of lessons/*.py, found by parsing them with ``ast`` (the lessons are scripts:
+  they are parsed, never run here);
+- the third-party modules those import lazily on a first chart or table (THIRD_PARTY below), and every
+  Plotly graph object the project's code names (``go.Scatter`` ...) with the modules of its nested properties
+  (``plotly.graph_objs.scatter.*``, ``plotly.graph_objs.layout.*``), which Plotly imports on first access
+  (about 400 small modules: 0.6 s, 9 MB).
+
+With ``KVLAB_WARM_REPORT=PATH`` in the environment the launcher writes, after importing and before starting
+Streamlit, a JSON report to PATH: the modules it imported and the time it finished (tests/serving reads it).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import os
+import pkgutil
+import re
+import sys
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The project's packages: every module in them is imported.
+PACKAGES = ("kvcore", "course", "charts", "ui", "i18n")
+#: Scripts whose imports are parsed (Streamlit runs them per session; importing them would run a page).
+SCRIPTS = ("app.py", "lessons/*.py")
+#: Modules that must not be imported: running them does something (the command line).
+SKIP = frozenset({"kvcore.__main__"})
+#: Third-party modules that Streamlit, Plotly or pandas import lazily, on the first chart, table or widget of a
+#: session, rather than at ``import streamlit`` / ``import plotly``.
+THIRD_PARTY = (
+    "numpy",
+    "pandas",
+    "plotly",
+    "plotly.graph_objects",
+    "plotly.io",
+    "plotly.io.json",
+    "plotly.subplots",
+    "plotly.shapeannotation",
+    "streamlit",
+    "streamlit.elements.plotly_chart",
+    "streamlit.elements.lib.column_config_utils",
+    "streamlit.dataframe_util",
+    "streamlit.type_util",
+    "streamlit.emojis",
+    "streamlit.material_icon_names",
+    "streamlit.runtime.scriptrunner.magic_funcs",
+    "streamlit.components.v2.manifest_scanner",
+    "pyarrow",
+    "pyarrow.pandas_compat",
+    "narwhals",
+)
+#: ``go.Scatter``, ``go.layout.Annotation``: the Plotly names the project's code uses, imported on first access.
+_GRAPH_OBJECT = re.compile(r"\bgo\.((?:[a-z_]+\.)*[A-Z]\w*)")
+REPORT_ENV = "KVLAB_WARM_REPORT"
+
+
+def package_modules(package: str) -> list[str]:
+    """Every module of ``package`` (itself included), found by walking its folder."""
+    module = importlib.import_module(package)
+    names = [package]
+    for info in pkgutil.walk_packages(module.__path__, prefix=f"{package}."):
+        if info.name not in SKIP:
+            names.append(info.name)
+    return names
+
+
+def script_imports(path: Path) -> list[str]:
+    """The modules a script's ``import`` statements name, in order (relative imports are not used by scripts)."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+            # `from ui import lesson` imports the submodule ui.lesson; `from kvcore import NAME` names a value.
+            names.extend(f"{node.module}.{alias.name}" for alias in node.names if alias.name != "*")
+    return names
+
+
+def graph_object_names(roots: Iterable[Path]) -> list[str]:
+    """The ``go.X`` / ``go.layout.X`` names used in the project's Python files."""
+    found: set[str] = set()
+    for root in roots:
+        for path in sorted(root.rglob("*.py")):
+            found.update(_GRAPH_OBJECT.findall(path.read_text(encoding="utf-8")))
+    return sorted(found)
+
+
+def import_name(name: str) -> bool:
+    """Import ``name`` as a module; False when it names a value in a module rather than a module."""
+    try:
+        importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        # `from kvcore import units_of` names a function: its parent module is imported, nothing to do.
+        if error.name == name and "." in name:
+            return False
+        raise
+    return True
+
+
+def warm() -> list[str]:
+    """Import everything the app uses; returns the modules imported, in order. Any import error is raised."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    wanted: list[str] = list(THIRD_PARTY)
+    for package in PACKAGES:
+        wanted.extend(package_modules(package))
+    for pattern in SCRIPTS:
+        for path in sorted(ROOT.glob(pattern)):
+            wanted.extend(script_imports(path))
+    imported = [name for name in dict.fromkeys(wanted) if name not in SKIP and import_name(name)]
+    imported.extend(plotly_graph_objects(graph_object_names(ROOT / package for package in PACKAGES)))
+    return imported
+
+
+def plotly_graph_objects(names: list[str]) -> list[str]:
+    """Import the Plotly classes named (``Scatter``, ``layout.Template``) and their property modules."""
+    go = importlib.import_module("plotly.graph_objects")
+    for dotted in names:
+        target: object = go
+        for part in dotted.split("."):
+            target = getattr(target, part)
+    # A trace's nested properties (scatter.Line, layout.xaxis.Title) live in plotly.graph_objs.<trace>.*.
+    imported: list[str] = []
+    for folder in sorted({dotted.split(".")[0].lower() for dotted in names} | {"layout"}):
+        try:
+            package = importlib.import_module(f"plotly.graph_objs.{folder}")
+        except ModuleNotFoundError:  # Figure has no property package
+            continue
+        for info in pkgutil.walk_packages(package.__path__, prefix=f"{package.__name__}."):
+            importlib.import_module(info.name)
+            imported.append(info.name)
+    return imported
+
+
+def write_report(path: str, modules: list[str], seconds: float) -> None:
+    report = {"modules": modules, "sys_modules": sorted(sys.modules), "warm_s": seconds, "finished_at": time.time()}
+    Path(path).write_text(json.dumps(report), encoding="utf-8")
+
+
+def main(argv: list[str]) -> None:
+    os.chdir(ROOT)  # Streamlit reads .streamlit/config.toml from the working folder
+    started = time.perf_counter()
+    from streamlit import config, logger
+    from streamlit.web import bootstrap, cli
+
+    # Read the config (files and flags) now, as `streamlit run` will: parsed first without the flags, Streamlit
+    # would later warn that the [server] options changed, and each parse resets the log level set below.
+    with cli.main_run.make_context("run", ["app.py", *argv]) as context:
+        flags = {name: value for name, value in context.params.items() if name not in ("target", "args")}
+    bootstrap.load_config_options(flag_options=flags)
+    # Imported outside a session, Streamlit warns "missing ScriptRunContext" / "No runtime found" for each
+    # cached function: expected here, and noise in the server's log.
+    logger.set_log_level("ERROR")
+    modules = warm()
+    logger.set_log_level(str(config.get_option("logger.level")).upper())
+    seconds = time.perf_counter() - started
+    print(f"serve_app: {len(modules)} modules imported in {seconds:.1f} s; starting Streamlit", flush=True)
+    report = os.environ.get(REPORT_ENV)
+    if report:
+        write_report(report, modules, seconds)
+
+    # Same as `streamlit run app.py ARGS`, in this process, so the imports above are the ones the sessions use.
+    cli.main(args=["run", "app.py", *argv], prog_name="streamlit")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
