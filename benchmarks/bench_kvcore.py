@@ -7,27 +7,14 @@ Measured, not asserted: timings belong here, not in the test suite.
 
 from __future__ import annotations
 
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # a script, not a test: find kvcore beside it
 import kvcore as kv
-
-
-def median_ms(work: Callable[[], object], *, repeats: int = 30) -> float:
-    """Median wall time of `work` in milliseconds (after one warm-up call)."""
-    work()
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        work()
-        samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
+from benchmarks.timer import median_ms
 
 
 def main() -> None:

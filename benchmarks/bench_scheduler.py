@@ -7,26 +7,16 @@ Measured, not asserted: timings belong here, not in the test suite.
 
 from __future__ import annotations
 
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # a script, not a test: find kvcore beside it
+from benchmarks.timer import median_ms
 from course import scheduler_presets
 from kvcore import scheduler
 
-
-def median_ms(work: Callable[[], object], *, repeats: int = 7) -> float:
-    """Median wall time of `work` in milliseconds (after one warm-up call)."""
-    work()
-    samples = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        work()
-        samples.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(samples)
+#: The simulator takes tens of milliseconds a run: fewer repeats than the formulas' benchmark.
+REPEATS = 7
 
 
 def main() -> None:
@@ -36,11 +26,13 @@ def main() -> None:
         trace = scheduler.generate_requests(workload)
         summary = scheduler.summarize(scheduler.simulate(trace, server))
         label = f"{len(trace):,} requests, preset {name!r} ({summary.preemptions} preemptions)"
-        rows.append((label, median_ms(lambda trace=trace, server=server: scheduler.simulate(trace, server))))
+        rows.append(
+            (label, median_ms(lambda trace=trace, server=server: scheduler.simulate(trace, server), repeats=REPEATS))
+        )
         if name == "too-small":
             step_by_step = lambda trace=trace, server=server: scheduler.simulate(trace, server, fast_forward=False)  # noqa: E731
             rows.append((f"{len(trace):,} requests, preset {name!r}, step by step (no fast-forward)",
-                         median_ms(step_by_step)))  # fmt: skip
+                         median_ms(step_by_step, repeats=REPEATS)))  # fmt: skip
     workload, _ = scheduler_presets.preset("right-sized")
     rows.append(("Draw a 1,000-request trace", median_ms(lambda: scheduler.generate_requests(workload), repeats=30)))
     width = max(len(name) for name, _ in rows)

@@ -1,4 +1,9 @@
-"""Bandwidth-limited decode: bytes read per step against context, and tokens/s against context."""
+"""Decode: bytes read per step against context, and tokens/s against context.
+
+Every step time on these charts is ``kvcore.tpot_s`` with the page's own ``kvcore.Rates``: the
+roofline the page's metric uses, so at the chosen context the curves pass through the metric
+(the bandwidth bounds a small batch; a large batch of a small model can hit the compute roof).
+"""
 
 from __future__ import annotations
 
@@ -18,13 +23,53 @@ BYTES_LABELS = ("title", "subtitle", "x_title", "y_title", "weights", "kv", "cur
 RATE_LABELS = ("title", "subtitle", "x_title", "y_title", "per_user", "aggregate", "tokens", "rate")
 
 CURVE_POINTS = 256
+#: At most this many slider values join the evenly spaced points (256 for a 256k-token model at 1,024 a step).
+MAX_EXACT_CONTEXTS = 1024
 #: One colour per batch size in the rate chart (Okabe–Ito, after the weights/KV pair).
 BATCH_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9")
 
 
-def decode_context_axis(model: kvcore.ModelSpec, *, context_tokens: float, points: int = CURVE_POINTS) -> np.ndarray:
-    """Contexts the curves are drawn at: 1 … the model's maximum (or the chosen context, if longer)."""
-    return np.linspace(1.0, max(float(model.max_position_embeddings), float(context_tokens)), points)
+def decode_context_axis(
+    model: kvcore.ModelSpec,
+    *,
+    context_tokens: float,
+    slider_contexts: Sequence[float] | np.ndarray = (),
+    points: int = CURVE_POINTS,
+) -> np.ndarray:
+    """Contexts the curves are drawn at: 1 … the model's maximum (or the chosen context, if longer).
+
+    The chosen context and every value of the page's context slider (`slider_contexts`, up
+    to ``MAX_EXACT_CONTEXTS`` of them) are points of the axis, so the curves hold the page's
+    metric exactly wherever the slider stands, and the axis stays the same as it moves (a
+    live chart's preview is the rerun's figure). Past that many values only the evenly
+    spaced points are drawn.
+    """
+    end = max(float(model.max_position_embeddings), float(context_tokens))
+    axis = np.linspace(1.0, end, points)
+    exact = np.union1d(np.asarray(slider_contexts, dtype=float), [float(context_tokens)])
+    if exact.size > MAX_EXACT_CONTEXTS:
+        return axis
+    return np.union1d(axis, exact[exact <= end])
+
+
+def decode_step_curve_s(
+    model: kvcore.ModelSpec,
+    *,
+    contexts: np.ndarray,
+    batch: int,
+    rates: kvcore.Rates,
+    kv_bytes_per_value: float,
+    weight_bytes_per_param: float,
+) -> np.ndarray:
+    """Seconds per decode step at each of `contexts`: ``kvcore.tpot_s`` with `rates`, the function the metric uses."""
+    return kvcore.tpot_s(
+        model,
+        context_tokens=contexts,
+        batch=batch,
+        rates=rates,
+        kv_bytes_per_value=kv_bytes_per_value,
+        weight_bytes_per_param=weight_bytes_per_param,
+    )
 
 
 def bytes_per_step_patches(
@@ -45,35 +90,28 @@ def bytes_per_step_figure(
     model: kvcore.ModelSpec,
     context_tokens: float,
     batch: int,
-    tp: int,
+    rates: kvcore.Rates,
     kv_bytes_per_value: float,
     weight_bytes_per_param: float,
-    bandwidth_bytes_per_s: float,
-    efficiency: float,
     unit_bytes: float,
     unit: str,
     labels: Mapping[str, str],
     separators: str = ".,",
+    slider_contexts: Sequence[float] | np.ndarray = (),
 ) -> go.Figure:
     """Stacked bytes one decode step reads over all GPUs (weights, then the batch's KV) against context.
 
-    Both areas are ``kvcore.decode_bytes_per_step`` divided by `unit_bytes` (GiB or GB,
-    named by `unit`); the hover adds the step time (``kvcore.decode_step_s``, ms).
-    A dotted line marks the chosen context, a solid one the crossover context
+    Both areas are ``kvcore.decode_bytes_per_step`` over ``rates.gpus`` GPUs divided by
+    `unit_bytes` (GiB or GB, named by `unit`); the hover adds the step time
+    (``decode_step_curve_s``: ``kvcore.tpot_s`` with `rates`, ms).
+    The contexts are ``decode_context_axis`` (with the page's `slider_contexts`). A dotted
+    line marks the chosen context, a solid one the crossover context
     (``crossover_context_tokens``) when it lies on the chart.
     """
-    contexts = decode_context_axis(model, context_tokens=context_tokens)
-    read = kvcore.decode_bytes_per_step(
-        model,
-        context_tokens=contexts,
-        batch=batch,
-        weight_bytes_per_param=weight_bytes_per_param,
-        kv_bytes_per_value=kv_bytes_per_value,
-        gpus=tp,
-    )
-    step_ms = 1e3 * kvcore.decode_step_s(
-        read.total, bandwidth_bytes_per_s=bandwidth_bytes_per_s, gpus=tp, efficiency=efficiency
-    )
+    contexts = decode_context_axis(model, context_tokens=context_tokens, slider_contexts=slider_contexts)
+    sizes = {"kv_bytes_per_value": kv_bytes_per_value, "weight_bytes_per_param": weight_bytes_per_param}
+    read = kvcore.decode_bytes_per_step(model, context_tokens=contexts, batch=batch, gpus=rates.gpus, **sizes)
+    step_ms = 1e3 * decode_step_curve_s(model, contexts=contexts, batch=batch, rates=rates, **sizes)
     figure = go.Figure()
     for part, values, color in (
         ("weights", read.weights_bytes, COLORS["weights"]),
@@ -97,7 +135,11 @@ def bytes_per_step_figure(
     current_line(figure, context_tokens, label=labels["current"], position="top left")
     crossing = float(
         crossover_context_tokens(
-            model, weights_bytes=read.weights_bytes[0], batch=batch, kv_bytes_per_value=kv_bytes_per_value, tp=tp
+            model,
+            weights_bytes=read.weights_bytes[0],
+            batch=batch,
+            kv_bytes_per_value=kv_bytes_per_value,
+            tp=rates.gpus,
         )
     )
     if 0 < crossing < contexts[-1]:
@@ -114,34 +156,31 @@ def tokens_per_s_figure(
     model: kvcore.ModelSpec,
     context_tokens: float,
     batches: Sequence[int],
-    tp: int,
+    rates: kvcore.Rates,
     kv_bytes_per_value: float,
     weight_bytes_per_param: float,
-    bandwidth_bytes_per_s: float,
-    efficiency: float,
     labels: Mapping[str, str],
     separators: str = ".,",
+    slider_contexts: Sequence[float] | np.ndarray = (),
 ) -> go.Figure:
     """Tokens/s per user (solid) and for the whole batch (dashed) against context, one colour per batch size.
 
-    Each curve is ``kvcore.tokens_per_s`` of ``kvcore.decode_step_s`` of
-    ``kvcore.decode_bytes_per_step``; the y axis is logarithmic because batch sizes
-    spread the rates over orders of magnitude. ``labels['per_user']`` and
+    Each curve is ``kvcore.tokens_per_s`` of ``decode_step_curve_s`` (``kvcore.tpot_s`` with
+    `rates`, the page's metric); the y axis is logarithmic because batch sizes
+    spread the rates over orders of magnitude; the contexts are ``decode_context_axis``
+    (with the page's `slider_contexts`). ``labels['per_user']`` and
     ``labels['aggregate']`` take a ``{batch}`` placeholder.
     """
-    contexts = decode_context_axis(model, context_tokens=context_tokens)
+    contexts = decode_context_axis(model, context_tokens=context_tokens, slider_contexts=slider_contexts)
     figure = go.Figure()
     for index, batch in enumerate(batches):
-        read = kvcore.decode_bytes_per_step(
+        step = decode_step_curve_s(
             model,
-            context_tokens=contexts,
+            contexts=contexts,
             batch=batch,
-            weight_bytes_per_param=weight_bytes_per_param,
+            rates=rates,
             kv_bytes_per_value=kv_bytes_per_value,
-            gpus=tp,
-        )
-        step = kvcore.decode_step_s(
-            read.total, bandwidth_bytes_per_s=bandwidth_bytes_per_s, gpus=tp, efficiency=efficiency
+            weight_bytes_per_param=weight_bytes_per_param,
         )
         color = BATCH_COLORS[index % len(BATCH_COLORS)]
         for kind, rate, dash in (

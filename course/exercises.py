@@ -23,6 +23,9 @@ Topics (one per lesson family; answer unit in brackets):
 * ``gqa_saving`` [x] — MHA bytes per token / the model's bytes per token (H / H_kv for GQA); seed 002.
 * ``max_context`` [tokens] — floor((VRAM · u − weights − overhead) / bytes per token), the pool vLLM reports; seed 000.
 
+The steps of the KV, time and ridge topics come from ``course.worked``: the same
+substituted steps (and numbers) the lessons' formula blocks show.
+
 ``generate_exercise_set(7, ...)`` draws from ``numpy.random.default_rng(7)`` over the
 catalogues sorted by id, so set 7 is the same on every machine and every run (for
 a given numpy version: numpy keeps the Generator's streams stable across
@@ -33,13 +36,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from course import answers
+from course import answers, worked
 from course.answers import CHOICE, COUNT, MEMORY, RATIO, TIME, Verdict
+from course.worked import Quantity, WorkedStep
+from course.worked import plain as _n
 from kvcore import (
     GiB,
     GpuSpec,
@@ -50,7 +55,6 @@ from kvcore import (
     bound_by,
     bytes_per_value,
     cache_reduction_factor,
-    compute_time_s,
     decode_bytes_per_step,
     decode_flops_per_step,
     decode_intensity_flop_per_byte,
@@ -58,11 +62,7 @@ from kvcore import (
     kv_budget_bytes,
     kv_bytes_per_token,
     kv_cache_bytes,
-    kv_cache_bytes_by_kind,
-    kv_heads_per_gpu,
-    layer_values_per_token,
     max_users,
-    memory_time_s,
     mha_equivalent_bytes_per_token,
     model_weights_bytes,
     prefill_bytes,
@@ -637,36 +637,18 @@ def _build_decode(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exerci
     steps.append(
         _step("step_bytes", "weights_read + kv_read", f"{_n(steps[0].value)} + {_n(steps[-1].value)}", total, "B")
     )
-    bandwidth = _n(gpu.bandwidth_bytes_per_s)
-    memory_ms = 1e3 * float(memory_time_s(total, bandwidth_bytes_per_s=rates.bandwidth_bytes_per_s, gpus=n))
     flops = float(decode_flops_per_step(model, context_tokens=s.context_tokens, batch=batch))
-    compute_ms = 1e3 * float(compute_time_s(flops, peak_flop_per_s=rates.peak_flop_per_s, gpus=n))
-    # Memory-bound (nearly always at these batches): the bytes term is the answer.
-    memory_name = "decode_time" if memory_ms >= compute_ms else "memory_time"
-    if n > 1:
-        steps.append(
-            _step(
-                memory_name,
-                "step_bytes / (n_gpu * BW) * 1000",
-                f"{_n(total)} / ({n} * {bandwidth}) * 1000",
-                memory_ms,
-                "ms",
-            )
-        )
-    else:
-        steps.append(_step(memory_name, "step_bytes / BW * 1000", f"{_n(total)} / {bandwidth} * 1000", memory_ms, "ms"))
-    if memory_ms < compute_ms:  # a big batch of a small model: the FLOPs are the slower roof
-        peak_sym, peak_sub = (
-            ("(n_gpu * P)", f"({n} * {_n(rates.peak_flop_per_s)})") if n > 1 else ("P", _n(rates.peak_flop_per_s))
-        )
-        steps.append(
-            _step("compute_time", f"F_decode / {peak_sym} * 1000", f"{_n(flops)} / {peak_sub} * 1000", compute_ms, "ms")
-        )
-        steps.append(
-            _step(
-                "decode_time", "max(memory_time, compute_time)", f"max({_n(memory_ms)}, {_n(compute_ms)})", answer, "ms"
-            )
-        )
+    compute, memory, slower = worked.roofline(
+        "decode_time",
+        flops=Quantity(symbol="F_decode", value=flops, unit="FLOP"),
+        moved=Quantity(symbol="step_bytes", value=total, unit="B"),
+        rates=rates,
+        unit="ms",
+    )
+    if memory.value >= compute.value:  # memory-bound (nearly always at these batches): the bytes term is the answer
+        steps += _steps([replace(memory, name="decode_time")])
+    else:  # a big batch of a small model: the FLOPs are the slower roof
+        steps += _steps([memory, compute, slower])
     inputs = {
         "model": model.id,
         "gpu": gpu.id,
@@ -686,26 +668,20 @@ def _build_prefill(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exerc
     # The same time model as the lessons and the CLI, at the datasheet bound the question states;
     # n GPUs share the work: their peaks and bandwidths add up.
     rates = rates_for(gpu, weights_dtype=s.weights_dtype, gpus=n)
-    peak, bandwidth = rates.peak_flop_per_s, rates.bandwidth_bytes_per_s
     answer = 1e3 * float(
         ttft_s(model, prompt_tokens=prompt, rates=rates, weight_bytes_per_param=s.b_w, kv_bytes_per_value=s.b)
     )
     flops = float(prefill_flops(model, prompt_tokens=prompt))
     moved = float(prefill_bytes(model, prompt_tokens=prompt, weight_bytes_per_param=s.b_w, kv_bytes_per_value=s.b))
-    compute_ms = 1e3 * float(compute_time_s(flops, peak_flop_per_s=peak, gpus=n))
-    memory_ms = 1e3 * float(memory_time_s(moved, bandwidth_bytes_per_s=bandwidth, gpus=n))
-    steps = _prefill_flops_steps(model, prompt, flops)
-    peak_sym, peak_sub = ("(n_gpu * P)", f"({n} * {_n(peak)})") if n > 1 else ("P", _n(peak))
-    bandwidth_sym, bandwidth_sub = ("(n_gpu * BW)", f"({n} * {_n(bandwidth)})") if n > 1 else ("BW", _n(bandwidth))
-    steps.append(
-        _step(
-            "compute_time",
-            f"prefill_flops / {peak_sym} * 1000",
-            f"{_n(flops)} / {peak_sub} * 1000",
-            compute_ms,
-            "ms",
-        )
+    compute, memory, ttft = worked.roofline(
+        "ttft",
+        flops=Quantity(symbol="prefill_flops", value=flops, unit="FLOP"),
+        moved=Quantity(symbol="prefill_bytes", value=moved, unit="B"),
+        rates=rates,
+        unit="ms",
     )
+    steps = _prefill_flops_steps(model, prompt, flops)
+    steps += _steps([compute])
     steps += _sequence_steps(model, prompt, s.b, tp=1)
     total = float(model.total_params or 0.0)
     steps.append(
@@ -717,18 +693,7 @@ def _build_prefill(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exerc
             "B",
         )
     )
-    steps.append(
-        _step(
-            "memory_time",
-            f"prefill_bytes / {bandwidth_sym} * 1000",
-            f"{_n(moved)} / {bandwidth_sub} * 1000",
-            memory_ms,
-            "ms",
-        )
-    )
-    steps.append(
-        _step("ttft", "max(compute_time, memory_time)", f"max({_n(compute_ms)}, {_n(memory_ms)})", answer, "ms")
-    )
+    steps += _steps([memory, ttft])
     inputs = {
         "model": model.id,
         "gpu": gpu.id,
@@ -762,7 +727,7 @@ def _build_phase(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exercis
     steps = [
         _step("prefill_intensity", "F_prefill / bytes_prefill", f"{_n(p_flops)} / {_n(p_bytes)}", prefill, "FLOP/byte"),
         _step("decode_intensity", "F_decode / bytes_decode", f"{_n(d_flops)} / {_n(d_bytes)}", decode, "FLOP/byte"),
-        _step("ridge_point", "P / BW", f"{_n(peak)} / {_n(gpu.bandwidth_bytes_per_s)}", ridge, "FLOP/byte"),
+        *_steps([worked.ridge(peak_flop_per_s=peak, bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s)]),
         _step(
             "answer",
             "(I_prefill >= ridge) + 2 * (I_decode >= ridge)",
@@ -865,97 +830,19 @@ def _layers_symbol(kind: str, kinds: Mapping[str, Any]) -> str:
     return "L" if len(kinds) == 1 else f"L_{kind}"
 
 
-def _heads_steps(model: ModelSpec, tp: int) -> list[Step]:
-    """KV heads one GPU keeps, when tensor parallelism splits them (vLLM's max(H_kv // tp, 1))."""
-    if tp == 1 or not set(_kinds(model)) & {"full", "sliding"}:
-        return []
-    heads = kv_heads_per_gpu(model.num_key_value_heads, tp)
-    return [
-        _step(
-            "kv_heads_per_gpu",
-            "max(floor(H_kv / n_gpu), 1)",
-            f"max(floor({model.num_key_value_heads} / {tp}), 1)",
-            float(heads),
-            "heads",
-        )
-    ]
-
-
 def _per_token_steps(model: ModelSpec, b: float, *, tp: int) -> list[Step]:
-    """Bytes one token adds to one GPU's cache, kind by kind, then their sum (the last step)."""
-    kinds = _kinds(model)
-    heads_symbol = "H_kv" if tp == 1 else "H_kv_gpu"
-    steps = _heads_steps(model, tp)
-    terms = []
-    for kind, (layer, n) in kinds.items():
-        if kind == "linear":
-            continue
-        L = _layers_symbol(kind, kinds)
-        value = float(layer_values_per_token(layer, tp=tp) * n * b)
-        if kind == "mla":
-            symbolic = f"{L} * (r_kv + d_rope) * b"
-            substituted = f"{n} * ({layer.kv_lora_rank} + {layer.qk_rope_head_dim}) * {_n(b)}"
-        else:
-            heads = kv_heads_per_gpu(layer.num_key_value_heads, tp)
-            symbolic = f"2 * {L} * {heads_symbol} * d_head * b"
-            substituted = f"2 * {n} * {heads} * {layer.head_dim} * {_n(b)}"
-        terms.append((f"bytes_per_token_{kind}", symbolic, substituted, value))
-    total = kv_bytes_per_token(model, bytes_per_value=b, tp=tp)
-    if len(terms) == 1:
-        _, symbolic, substituted, _ = terms[0]
-        return [*steps, _step("bytes_per_token", symbolic, substituted, total, "B/token")]
-    steps += [_step(name, symbolic, substituted, value, "B/token") for name, symbolic, substituted, value in terms]
-    return [
-        *steps,
-        _step(
-            "bytes_per_token",
-            " + ".join(name for name, *_ in terms) or "0",
-            " + ".join(_n(value) for *_, value in terms) or "0",
-            total,
-            "B/token",
-        ),
-    ]
+    """Bytes one token adds to one GPU's cache, kind by kind, then their sum (``course.worked``; the last step)."""
+    return _steps(worked.kv_per_token_steps(model, bytes_per_value=b, tp=tp))
 
 
 def _sequence_steps(model: ModelSpec, context: int, b: float, *, tp: int) -> list[Step]:
-    """Bytes of one sequence of `context` tokens on one GPU, kind by kind, then their sum (the last step)."""
-    kinds = _kinds(model)
-    parts = kv_cache_bytes_by_kind(model, context_tokens=context, bytes_per_value=b, tp=tp)
-    heads_symbol = "H_kv" if tp == 1 else "H_kv_gpu"
-    steps = _heads_steps(model, tp)
-    terms = []
-    for kind, (layer, n) in kinds.items():
-        L = _layers_symbol(kind, kinds)
-        if kind == "mla":
-            symbolic = f"{L} * (r_kv + d_rope) * b * s"
-            substituted = f"{n} * ({layer.kv_lora_rank} + {layer.qk_rope_head_dim}) * {_n(b)} * {context}"
-        elif kind == "linear":
-            per_gpu_sym, per_gpu_sub = (" / n_gpu", f" / {tp}") if tp > 1 else ("", "")
-            symbolic = f"{L} * S_state * b_state{per_gpu_sym}"
-            substituted = f"{n} * {layer.linear_state_values} * 2{per_gpu_sub}"  # kvcore's default state dtype: 2 bytes
-        else:
-            heads = kv_heads_per_gpu(layer.num_key_value_heads, tp)
-            tokens_sym, tokens_sub = (
-                ("min(s, W)", f"min({context}, {layer.sliding_window})") if kind == "sliding" else ("s", f"{context}")
-            )
-            symbolic = f"2 * {L} * {heads_symbol} * d_head * b * {tokens_sym}"
-            substituted = f"2 * {n} * {heads} * {layer.head_dim} * {_n(b)} * {tokens_sub}"
-        terms.append((f"kv_{kind}", symbolic, substituted, float(parts[kind])))
-    total = float(sequence_kv_bytes(model, context_tokens=context, bytes_per_value=b, tp=tp))
-    if len(terms) == 1:
-        _, symbolic, substituted, _ = terms[0]
-        return [*steps, _step("kv_sequence", symbolic, substituted, total, "B")]
-    steps += [_step(name, symbolic, substituted, value, "B") for name, symbolic, substituted, value in terms]
-    return [
-        *steps,
-        _step(
-            "kv_sequence",
-            " + ".join(name for name, *_ in terms),
-            " + ".join(_n(value) for *_, value in terms),
-            total,
-            "B",
-        ),
-    ]
+    """Bytes of one sequence of `context` tokens on one GPU, kind by kind, then their sum (``course.worked``)."""
+    return _steps(worked.kv_sequence_steps(model, context_tokens=context, bytes_per_value=b, tp=tp))
+
+
+def _steps(lines: Sequence[WorkedStep]) -> list[Step]:
+    """The worked lines of ``course.worked`` as the exercise's Steps (the same symbols, numbers and values)."""
+    return [_step(line.name, line.symbolic, line.substituted, line.value, line.unit) for line in lines]
 
 
 def _prefill_flops_steps(model: ModelSpec, prompt: int, flops: float) -> list[Step]:
@@ -1048,21 +935,6 @@ def _gqa_factor(model: ModelSpec) -> dict[str, float]:
     if model.attention_type in ("GQA", "MQA"):
         return {"gqa_group": model.num_attention_heads / model.num_key_value_heads}
     return {}
-
-
-def _n(value: float, digits: int = 6) -> str:
-    """A number in plain form: whole numbers in full (from 1e9 as 8.03e9 if `digits` say it all), else `digits` digits.
-
-    Floors get 12 digits, so that the count they give is the answer's.
-
-    >>> _n(131072), _n(2621440), _n(8.03e9), _n(3.35e12), _n(14.957040548), _n(0.9), _n(1e-5)
-    ('131072', '2621440', '8.03e9', '3.35e12', '14.957', '0.9', '1e-5')
-    """
-    number = float(value)
-    short = f"{number:.{digits}g}".replace("e+", "e").replace("e-0", "e-").replace("e0", "e")
-    if number.is_integer() and abs(number) < 1e15 and (abs(number) < 1e9 or float(short) != number):
-        return str(int(number))
-    return short
 
 
 def _check_topic(topic: str) -> None:

@@ -90,9 +90,10 @@ def _count(value: float) -> Number:
 def recompute_without_cache(models: Catalogue, gpus: Gpus) -> Facts:
     """K/V projections of 1,000 tokens without a cache (1 + 2 + … + N) and with one (N), and their ratio.
 
-    Seed 000: "token number 1,000 would recompute the 999 before it". Units: projections.
+    Seed 000: "token number 1,000 would recompute the 999 before it" (``seeds.SEED_000_RECOMPUTE_TOKENS``).
+    Units: projections.
     """
-    tokens = 1000
+    tokens = seeds.SEED_000_RECOMPUTE_TOKENS
     return {
         "tokens": _count(tokens),
         "without": _count(float(kvcore.kv_projections_without_cache(tokens))),
@@ -444,23 +445,25 @@ def memory_bandwidth(models: Catalogue, gpus: Gpus) -> Facts:
 
 
 def decode_floor(models: Catalogue, gpus: Gpus) -> Facts:
-    """Llama 3.1 8B on an RTX 4090 at 1,024 tokens: the memory-bound step, with FP8 weights, and its compute time."""
+    """Llama 3.1 8B on an RTX 4090 at 1,024 tokens: the step, with FP8 weights, and its compute term.
+
+    The pages' roofline (``kvcore.decode_step_times`` with ``kvcore.rates_for`` the weights'
+    format, datasheet MFU = MBU = 1): at batch 1 the bytes term sets the step.
+    """
     model, gpu = models[LLAMA_8B], gpus[RTX_4090]
     context, bandwidth = 1024, gpu.bandwidth_bytes_per_s
-    right = float(kvcore.decode_token_s(model, context_tokens=context, bandwidth_bytes_per_s=bandwidth))
-    fp8 = float(
-        kvcore.decode_token_s(
+
+    def step(weights_dtype: str) -> kvcore.PhaseTimes:
+        return kvcore.decode_step_times(
             model,
             context_tokens=context,
-            bandwidth_bytes_per_s=bandwidth,
-            weight_bytes_per_param=kvcore.bytes_per_value("fp8"),
+            rates=kvcore.rates_for(gpu, weights_dtype=weights_dtype),
+            weight_bytes_per_param=kvcore.bytes_per_value(weights_dtype),
         )
-    )
-    compute = float(
-        kvcore.compute_time_s(
-            kvcore.decode_flops_per_step(model, context_tokens=context), peak_flop_per_s=gpu.bf16_dense_flop_per_s
-        )
-    )
+
+    bf16 = step("bf16")
+    right, compute = float(bf16.time_s), float(bf16.compute_s)
+    fp8 = float(step("fp8").time_s)
     return {
         **weights(models, gpus),
         "gpu": gpu.name,

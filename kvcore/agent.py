@@ -24,8 +24,10 @@ from typing import Any
 import numpy as np
 
 from . import checks
+from .budget import WHOLE_CARD
 from .capacity import gpus_needed
 from .dtypes import bytes_per_value as dtype_bytes_per_value
+from .errors import KvError
 from .hardware import GpuSpec
 from .kv import kv_bytes_per_token, kv_cache_bytes, mha_equivalent_bytes_per_token
 from .memory import model_weights_bytes
@@ -58,45 +60,33 @@ def smallest_tensor_parallel(model: ModelSpec, *, at_least: int, limit: int = 10
 
     Llama 3.1 70B (64 query heads, 8 KV heads) needs 6 GPUs to fit 1M tokens,
     but 6 does not split 8 KV heads: the smallest group is 8 (seed 004's "6 to 8").
-    ValueError when no size up to `limit` works.
+    KvError ``no_tensor_parallel_size`` when no size up to `limit` works.
     """
     at_least = checks.whole("GPUs", at_least)
     sizes = [tp for tp in tensor_parallel_sizes(model, max_gpus=max(limit, at_least)) if tp >= at_least]
     if not sizes:
-        raise ValueError(f"{model.name} cannot be split by tensor parallelism over {at_least} GPUs or more")
+        raise KvError(
+            "no_tensor_parallel_size",
+            f"{model.name} cannot be split by tensor parallelism over {at_least} GPUs or more",
+            model=model.name,
+            gpus=at_least,
+        )
     return sizes[0]
 
 
-def answer_stream_s(
-    model: ModelSpec,
-    *,
-    context_tokens: float,
-    answer_tokens: int,
-    bandwidth_bytes_per_s: float,
-    kv_bytes_per_value: float = 2.0,
-    tp: int = 1,
-    weights_bytes: float | None = None,
-    weight_bytes_per_param: float = 2.0,
-    efficiency: float = 1.0,
-) -> float:
+def answer_stream_s(model: ModelSpec, *, context_tokens: float, answer_tokens: int, **step: Any) -> float:
     """Seconds of memory streaming to decode an answer of n tokens after a prompt of s tokens.
 
-    Formula: Σ_{i=0}^{n−1} step(s + i), each step reading the weights and a cache
-    one token longer than the step before (the cache grows as the answer is
-    written). ``weights_bytes=0`` counts the KV reads alone. Seed 004 multiplies
-    one step by 1,000 ("~95 s"): at 1M tokens the cache grows by only 0.1 %.
+    Formula: Σ_{i=0}^{n−1} step(s + i), each step (:func:`kvcore.timing.decode_token_s`, which
+    takes the other keywords: ``bandwidth_bytes_per_s``, ``kv_bytes_per_value``, ``tp``,
+    ``weights_bytes``, ``weight_bytes_per_param``, ``efficiency`` = MBU, default
+    ``DEFAULT_MBU``) reading the weights and a cache one token longer than the step before
+    (the cache grows as the answer is written). ``weights_bytes=0`` counts the KV reads
+    alone. Seed 004 multiplies one step by 1,000 ("~95 s"): at 1M tokens the cache grows by
+    only 0.1 %.
     """
     n = checks.whole("answer tokens", answer_tokens)
-    steps = decode_token_s(
-        model,
-        context_tokens=float(context_tokens) + np.arange(n, dtype=float),
-        bandwidth_bytes_per_s=bandwidth_bytes_per_s,
-        kv_bytes_per_value=kv_bytes_per_value,
-        tp=tp,
-        weights_bytes=weights_bytes,
-        weight_bytes_per_param=weight_bytes_per_param,
-        efficiency=efficiency,
-    )
+    steps = decode_token_s(model, context_tokens=float(context_tokens) + np.arange(n, dtype=float), **step)
     return float(np.sum(steps))
 
 
@@ -134,7 +124,7 @@ def ledger(
     weight_bytes_per_param: float = 2.0,
     shards: int = 1,
     answer_tokens: int = 1_000,
-    utilization: float = 1.0,
+    utilization: float = WHOLE_CARD.utilization,
 ) -> Ledger:
     """Every line of seed 004's ledger, computed.
 
@@ -150,36 +140,24 @@ def ledger(
     weights = model_weights_bytes(model, bytes_per_param=weight_bytes_per_param)
     fit = int(gpus_needed(total_bytes=weights + cache, memory_bytes=gpu.memory_bytes, utilization=utilization))
     bandwidth = gpu.bandwidth_bytes_per_s
-    b_kv, b_w = kv_bytes_per_value, weight_bytes_per_param
+    # What every time below streams: the bandwidth-limited step of seed 004 (no compute roof, MBU = 1).
+    stream: dict[str, Any] = {
+        "context_tokens": context_tokens,
+        "bandwidth_bytes_per_s": bandwidth,
+        "kv_bytes_per_value": kv_bytes_per_value,
+        "weight_bytes_per_param": weight_bytes_per_param,
+    }
 
     def step_s(*, tp: int = 1, weights_bytes: float | None = None) -> float:
         """One decode step at `context_tokens` (weights_bytes=0: the KV reads alone)."""
-        return float(
-            decode_token_s(
-                model,
-                context_tokens=context_tokens,
-                bandwidth_bytes_per_s=bandwidth,
-                kv_bytes_per_value=b_kv,
-                weight_bytes_per_param=b_w,
-                tp=tp,
-                weights_bytes=weights_bytes,
-            )
-        )
+        return float(decode_token_s(model, tp=tp, weights_bytes=weights_bytes, **stream))
 
     def answer_s(*, weights_bytes: float | None = None) -> float:
-        return answer_stream_s(
-            model,
-            context_tokens=context_tokens,
-            answer_tokens=answer_tokens,
-            bandwidth_bytes_per_s=bandwidth,
-            kv_bytes_per_value=b_kv,
-            weight_bytes_per_param=b_w,
-            weights_bytes=weights_bytes,
-        )
+        return answer_stream_s(model, answer_tokens=answer_tokens, weights_bytes=weights_bytes, **stream)
 
     kv_token = step_s(weights_bytes=0.0)
     fleet = decode_bytes_per_step(
-        model, context_tokens=context_tokens, kv_bytes_per_value=b_kv, gpus=shards, weights_bytes=0.0
+        model, context_tokens=context_tokens, kv_bytes_per_value=kv_bytes_per_value, gpus=shards, weights_bytes=0.0
     )
     return Ledger(
         kv_bytes_per_token=per_token,
@@ -224,8 +202,7 @@ def top_mass_share(attention: ArrayLike, *, top_fraction: ArrayLike = 0.01) -> n
     blocks = kept.shape[-1]
     fraction = np.asarray(top_fraction, dtype=float)
     checks.positive("top fraction", fraction)
-    if np.any(fraction > 1):
-        raise ValueError(f"top fraction must be at most 1 (all blocks), got {top_fraction}")
+    _at_most_one("top fraction", fraction)
     k = np.clip(np.ceil(fraction * blocks - 1e-9).astype(int), 1, blocks)
     return kept[..., k - 1]
 
@@ -240,12 +217,12 @@ def cumulative_mass(attention: ArrayLike) -> np.ndarray:
     """
     weights = np.asarray(attention, dtype=float)
     if weights.ndim == 0 or weights.shape[-1] == 0:
-        raise ValueError("attention must have at least one KV block along its last axis")
+        raise KvError("no_kv_blocks", "attention must have at least one KV block along its last axis")
     if np.any(~np.isfinite(weights)) or np.any(weights < 0):
-        raise ValueError("attention weights must be finite and not negative")
+        raise KvError("attention_not_finite", "attention weights must be finite and not negative")
     totals = weights.sum(axis=-1, keepdims=True)
     if np.any(totals <= 0):
-        raise ValueError("every row of attention weights needs some mass (a positive sum)")
+        raise KvError("attention_no_mass", "every row of attention weights needs some mass (a positive sum)")
     heaviest_first = -np.sort(-weights, axis=-1)
     return np.cumsum(heaviest_first, axis=-1) / totals
 
@@ -268,7 +245,13 @@ def synthetic_attention(
     checks.positive("concentration", concentration, allow_zero=True)
     checks.positive("spread", spread, allow_zero=True)
     if spread > 2:
-        raise ValueError(f"spread must be at most 2 (exponents stay ≥ 0), got {spread}")
+        raise KvError(
+            "above_maximum",
+            f"spread must be at most 2 (exponents stay ≥ 0), got {spread}",
+            name="spread",
+            value=spread,
+            maximum=2,
+        )
     rng = np.random.default_rng(seed)
     exponents = float(concentration) * np.linspace(1 - spread / 2, 1 + spread / 2, layers)
     ranks = np.arange(1, blocks + 1, dtype=float)
@@ -281,9 +264,15 @@ def kept_cache_bytes(cache_bytes: ArrayLike, *, keep_fraction: ArrayLike) -> np.
     """Cache left after evicting all but `keep_fraction` of the blocks: cache · keep (bytes)."""
     fraction = np.asarray(keep_fraction, dtype=float)
     checks.positive("kept fraction", fraction)
-    if np.any(fraction > 1):
-        raise ValueError(f"kept fraction must be at most 1, got {keep_fraction}")
+    _at_most_one("kept fraction", fraction)
     return np.asarray(cache_bytes, dtype=float) * fraction
+
+
+def _at_most_one(name: str, fraction: np.ndarray) -> None:
+    """KvError ``not_fraction`` when any element of a (positive) fraction exceeds 1."""
+    if np.any(fraction > 1):
+        value = float(fraction[fraction > 1].flat[0])
+        raise KvError("not_fraction", f"{name} must be at most 1 (all of it), got {value}", name=name, value=value)
 
 
 def blocks_in_context(context_tokens: float, *, block_size: int = 16) -> int:

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from . import checks
+from .errors import KvError
 from .units import GiB
 
 __all__ = [
@@ -44,9 +45,12 @@ __all__ = [
     "NON_TORCH",
     "OVERHEAD",
     "WEIGHTS",
+    "WHOLE_CARD",
     "BudgetAssumptions",
+    "BudgetFields",
     "BudgetTerm",
     "MemoryBudget",
+    "assumed_budget",
     "kv_budget_bytes",
     "kv_pool_bytes",
     "memory_budget",
@@ -88,6 +92,14 @@ DEFAULT_ASSUMPTIONS = BudgetAssumptions(
 )
 DEFAULT_UTILIZATION = DEFAULT_ASSUMPTIONS.utilization
 DEFAULT_OVERHEAD_BYTES = DEFAULT_ASSUMPTIONS.overhead_bytes
+#: The other named view: every byte of the card, nothing held back and no overhead. What "does it
+#: fit at all" means (seed 002's and seed 004's GPU counts: total bytes / memory per GPU); a page
+#: that uses it says so beside its number and shows the DEFAULT_ASSUMPTIONS figure too.
+WHOLE_CARD = BudgetAssumptions(
+    utilization=1.0,
+    overhead_bytes=0.0,
+    source="the whole card: 100 % of the memory, no overhead (seed 002's and seed 004's GPU counts)",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,6 +171,73 @@ class MemoryBudget:
         return replace(self, terms=_checked_terms(terms))
 
 
+class BudgetFields:
+    """Read-through properties of a result that carries a ``budget``: its memory, u, each term and the pool.
+
+    A mixin (no state of its own) for the results built on one :class:`MemoryBudget`
+    (``capacity.SizingSteps``, ``vllm_pool.PoolLog``), so each reads the budget's
+    figures in one way. A term the budget lacks reads 0 bytes.
+    """
+
+    __slots__ = ()
+    budget: MemoryBudget
+
+    @property
+    def memory_bytes(self) -> float:
+        """The GPU's memory M."""
+        return self.budget.memory_bytes
+
+    @property
+    def utilization(self) -> float:
+        """The share u the engine may use (vLLM's gpu_memory_utilization)."""
+        return self.budget.utilization
+
+    @property
+    def held_back_bytes(self) -> float:
+        """M · (1 − u)."""
+        return self.budget.held_back_bytes
+
+    @property
+    def usable_bytes(self) -> float:
+        """M · u: what the engine may use."""
+        return self.budget.usable_bytes
+
+    @property
+    def weights_bytes(self) -> float:
+        """This GPU's share of the weights, W / (tp · pp)."""
+        return self.budget.term_bytes(WEIGHTS)
+
+    @property
+    def overhead_bytes(self) -> float:
+        """The seed's one overhead (activations, buffers, CUDA graphs)."""
+        return self.budget.term_bytes(OVERHEAD)
+
+    @property
+    def activation_bytes(self) -> float:
+        """The profiling run's activation peak A."""
+        return self.budget.term_bytes(ACTIVATION_PEAK)
+
+    @property
+    def non_torch_bytes(self) -> float:
+        """Non-torch memory N."""
+        return self.budget.term_bytes(NON_TORCH)
+
+    @property
+    def cuda_graph_bytes(self) -> float:
+        """CUDA graphs G."""
+        return self.budget.term_bytes(CUDA_GRAPHS)
+
+    @property
+    def kv_pool_bytes(self) -> float:
+        """M · u − Σ terms (negative when the terms do not fit)."""
+        return self.budget.kv_pool_bytes
+
+    @property
+    def has_pool(self) -> bool:
+        """False when the terms leave nothing: vLLM's 'No available memory for the cache blocks'."""
+        return self.budget.has_pool
+
+
 def memory_budget(*, memory_bytes: float, utilization: float, terms: Iterable[BudgetTerm]) -> MemoryBudget:
     """The budget of one GPU of `memory_bytes` at utilisation u with these `terms` (each ≥ 0 bytes).
 
@@ -196,6 +275,25 @@ def seed_budget(
             BudgetTerm(name=WEIGHTS, bytes=float(weights_bytes), source="parameters · bytes per parameter / GPUs"),
             BudgetTerm(name=OVERHEAD, bytes=float(overhead_bytes), source="seed 000: activations, buffers, graphs"),
         ],
+    )
+
+
+def assumed_budget(
+    *, memory_bytes: float, weights_bytes: float, assumptions: BudgetAssumptions = DEFAULT_ASSUMPTIONS
+) -> MemoryBudget:
+    """``seed_budget`` on one of the named sets of assumptions: VRAM · u − weights − overhead (bytes, one GPU).
+
+    ``DEFAULT_ASSUMPTIONS`` (u = 0.9, 1 GiB overhead) is a server's view; ``WHOLE_CARD``
+    (u = 1, no overhead) asks whether the bytes fit at all. Source: seed 000.
+
+    >>> assumed_budget(memory_bytes=24.0 * GiB, weights_bytes=16.0 * GiB, assumptions=WHOLE_CARD).kv_pool_bytes / GiB
+    8.0
+    """
+    return seed_budget(
+        memory_bytes=memory_bytes,
+        utilization=assumptions.utilization,
+        weights_bytes=weights_bytes,
+        overhead_bytes=assumptions.overhead_bytes,
     )
 
 
@@ -273,7 +371,10 @@ def _utilization(value: float) -> float:
 def _checked_terms(terms: tuple[BudgetTerm, ...]) -> tuple[BudgetTerm, ...]:
     names = [term.name for term in terms]
     if len(set(names)) != len(names):
-        raise ValueError(f"each budget term must appear once, got {names}")
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        raise KvError(
+            "repeated_budget_term", f"each budget term must appear once, got {names}", terms=", ".join(repeated)
+        )
     for term in terms:
         checks.positive(term.name.replace("_", " "), term.bytes, allow_zero=True)
     return terms

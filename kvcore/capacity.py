@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from . import checks
-from .budget import DEFAULT_UTILIZATION, MemoryBudget, seed_budget
+from .budget import DEFAULT_UTILIZATION, WHOLE_CARD, BudgetFields, MemoryBudget, seed_budget
 from .kv import kv_bytes_per_token, layer_values_per_token, sequence_kv_bytes
 from .model import ModelSpec
 
@@ -157,8 +157,12 @@ def max_context_tokens(
     return _largest_fitting(fits, shape=users.shape, high=float(limit_tokens))
 
 
-def gpus_needed(*, total_bytes: ArrayLike, memory_bytes: float, utilization: float = 1.0) -> np.ndarray:
+def gpus_needed(
+    *, total_bytes: ArrayLike, memory_bytes: float, utilization: float = WHOLE_CARD.utilization
+) -> np.ndarray:
     """GPUs whose usable memory adds up to `total_bytes`: ceil(total / (memory per GPU · u)).
+
+    u defaults to the whole card (``budget.WHOLE_CARD``): the fewest GPUs that can hold the bytes at all.
 
     Bytes only: tensor parallelism also replicates some parts and every GPU needs its own
     overhead, so real deployments need at least this many (a floor, not a plan). Seed 002:
@@ -179,13 +183,14 @@ def gpus_needed(*, total_bytes: ArrayLike, memory_bytes: float, utilization: flo
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SizingSteps:
+class SizingSteps(BudgetFields):
     """Seed 000's sizing rule for one GPU, one step per field.
 
     ``budget`` is the seed's view of :class:`kvcore.budget.MemoryBudget` (weights and one
     overhead); its parts add up to the card: ``held_back_bytes + weights_bytes +
     overhead_bytes + kv_pool_bytes == memory_bytes`` (a negative pool means the weights and
-    overhead do not fit in VRAM · u). Tokens are summed over all sequences.
+    overhead do not fit in VRAM · u). Tokens are summed over all sequences. The budget's
+    figures (memory, u, weights, overhead, pool) read through :class:`kvcore.budget.BudgetFields`.
     """
 
     budget: MemoryBudget
@@ -193,41 +198,6 @@ class SizingSteps:
     pool_tokens: float
     concurrency: int
     tokens_per_user: float
-
-    @property
-    def memory_bytes(self) -> float:
-        """The GPU's memory M."""
-        return self.budget.memory_bytes
-
-    @property
-    def utilization(self) -> float:
-        """The share u the engine may use."""
-        return self.budget.utilization
-
-    @property
-    def held_back_bytes(self) -> float:
-        """M · (1 − u)."""
-        return self.budget.held_back_bytes
-
-    @property
-    def usable_bytes(self) -> float:
-        """VRAM · u: what the engine may use."""
-        return self.budget.usable_bytes
-
-    @property
-    def weights_bytes(self) -> float:
-        """This GPU's share of the weights."""
-        return self.budget.term_bytes("weights")
-
-    @property
-    def overhead_bytes(self) -> float:
-        """The seed's overhead (activations, buffers, CUDA graphs)."""
-        return self.budget.term_bytes("overhead")
-
-    @property
-    def kv_pool_bytes(self) -> float:
-        """VRAM · u − weights − overhead."""
-        return self.budget.kv_pool_bytes
 
     @property
     def fits(self) -> bool:

@@ -37,13 +37,12 @@ from .timing import (
     Rates,
     arithmetic_intensity,
     bound_by,
-    compute_time_s,
     decode_bytes_per_step,
     decode_flops_per_step,
     effective_ridge_point,
     matmul_peak_flop_per_s,
-    memory_time_s,
     phase_time_s,
+    phase_times,
     prefill_bytes,
     prefill_flops,
     ridge_point,
@@ -488,21 +487,12 @@ def _rates(args: argparse.Namespace, model: ModelSpec, gpu: GpuSpec | None, *, g
 
 def _roofline(flops: float | None, num_bytes: float, rates: Rates) -> dict[str, Any]:
     """Both terms of the phase time, the arithmetic intensity, and which roof binds (when both rates are known)."""
-    result: dict[str, Any] = {
-        "mbu": rates.mbu,
-        "memory_time_s": float(
-            memory_time_s(num_bytes, bandwidth_bytes_per_s=rates.bandwidth_bytes_per_s, mbu=rates.mbu, gpus=rates.gpus)
-        ),
-    }
+    terms = phase_times(flops or 0.0, num_bytes, rates=rates)
+    result: dict[str, Any] = {"mbu": rates.mbu, "memory_time_s": float(terms.memory_s)}
     if flops is None:
         return result
     intensity = float(arithmetic_intensity(flops, num_bytes))
-    result.update(
-        compute_time_s=float(
-            compute_time_s(flops, peak_flop_per_s=rates.peak_flop_per_s, mfu=rates.mfu, gpus=rates.gpus)
-        ),
-        arithmetic_intensity_flop_per_byte=intensity,
-    )
+    result.update(compute_time_s=float(terms.compute_s), arithmetic_intensity_flop_per_byte=intensity)
     both = {"peak_flop_per_s": rates.peak_flop_per_s, "bandwidth_bytes_per_s": rates.bandwidth_bytes_per_s}
     if all(math.isfinite(rate) for rate in both.values()):
         knee = effective_ridge_point(**both, mfu=rates.mfu, mbu=rates.mbu)

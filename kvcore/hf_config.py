@@ -280,7 +280,7 @@ def _parse(text: Any) -> Any:
         raise ConfigError("too_large", f"the config is {len(text):,} characters, more than 100 MB: not a config.json")
 
     def refuse_constant(value: str) -> None:
-        raise ValueError(f"{value} is not a number JSON allows")
+        raise ConfigError("invalid_json", f"{value} is not a number JSON allows")
 
     try:
         return json.loads(text, parse_constant=refuse_constant)

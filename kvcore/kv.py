@@ -23,6 +23,7 @@ from .errors import KvError
 from .model import LayerSpec, ModelSpec
 
 __all__ = [
+    "context_tokens_at_kv_bytes",
     "kv_bytes_per_token",
     "kv_cache_bytes",
     "kv_cache_bytes_all_gpus",
@@ -129,19 +130,13 @@ def sequence_kv_bytes(
     return np.asarray(sum(parts.values()), dtype=float)
 
 
-def kv_cache_bytes(
-    model: ModelSpec,
-    *,
-    context_tokens: ArrayLike,
-    concurrency: ArrayLike = 1,
-    bytes_per_value: float = 2.0,
-    tp: int = 1,
-    state_bytes_per_value: float = 2.0,
-) -> np.ndarray:
+def kv_cache_bytes(model: ModelSpec, *, concurrency: ArrayLike = 1, **sequence: Any) -> np.ndarray:
     """KV cache bytes for `concurrency` sequences of `context_tokens` each, on one GPU.
 
     Formula: B · sequence_kv_bytes(s) — for full attention 2 · L · n_kv · d_head · s · B · b
-    (seed 000). Pass ``context[:, None]`` and ``concurrency[None, :]`` for a grid.
+    (seed 000). `sequence` takes :func:`sequence_kv_bytes`' keywords (``context_tokens``,
+    ``bytes_per_value``, ``tp``, ``state_bytes_per_value``). Pass ``context[:, None]`` and
+    ``concurrency[None, :]`` for a grid.
 
     >>> from kvcore.model import uniform_model
     >>> m = uniform_model(num_hidden_layers=32, num_key_value_heads=8, head_dim=128)
@@ -149,28 +144,65 @@ def kv_cache_bytes(
     16.0
     """
     checks.positive("concurrency", concurrency, allow_zero=True)
-    per_sequence = sequence_kv_bytes(
-        model,
-        context_tokens=context_tokens,
-        bytes_per_value=bytes_per_value,
-        tp=tp,
-        state_bytes_per_value=state_bytes_per_value,
-    )
-    return per_sequence * np.asarray(concurrency, dtype=float)
+    return sequence_kv_bytes(model, **sequence) * np.asarray(concurrency, dtype=float)
 
 
-def kv_cache_bytes_all_gpus(
+def kv_cache_bytes_all_gpus(model: ModelSpec, *, tp: int = 1, **cache: Any) -> np.ndarray:
+    """KV bytes summed over the tp ranks: tp · kv_cache_bytes(tp) (replicated heads and MLA latents counted on each).
+
+    `cache` takes :func:`kv_cache_bytes`'s other keywords (``context_tokens``, ``concurrency``, ``bytes_per_value``).
+    """
+    return tp * kv_cache_bytes(model, tp=tp, **cache)
+
+
+def context_tokens_at_kv_bytes(
     model: ModelSpec,
     *,
-    context_tokens: ArrayLike,
-    concurrency: ArrayLike = 1,
+    kv_bytes: ArrayLike,
+    batch: ArrayLike = 1,
     bytes_per_value: float = 2.0,
     tp: int = 1,
+    state_bytes_per_value: float = 2.0,
 ) -> np.ndarray:
-    """KV bytes summed over the tp ranks (replicated heads and MLA latents counted on each)."""
-    return tp * kv_cache_bytes(
-        model, context_tokens=context_tokens, concurrency=concurrency, bytes_per_value=bytes_per_value, tp=tp
-    )
+    """Context (tokens per sequence) at which `batch` sequences' cache over `tp` ranks reaches `kv_bytes`.
+
+    Solves tp · batch · KV_gpu(s) = kv_bytes for s, where KV_gpu(s) is
+    ``sequence_kv_bytes`` on one rank. KV(s) is piecewise linear: slope a₁ up to
+    the sliding window W (every layer grows), slope a₂ after it (only full and
+    MLA layers grow), plus a constant linear-attention state c. So with
+    T = kv_bytes / (tp · batch):  s = (T − c) / a₁ if that is ≤ W, else
+    W + (T − KV(W)) / a₂, and ∞ when a₂ = 0 (a cache that stops growing may never
+    reach T). 0 if the state alone reaches it. The one solver behind
+    ``timing.crossover_context_tokens`` and ``memory.break_even_context_tokens``.
+
+    >>> from kvcore.model import uniform_model
+    >>> m = uniform_model(num_hidden_layers=32, num_key_value_heads=8, head_dim=128)
+    >>> float(context_tokens_at_kv_bytes(m, kv_bytes=16 * 2**30))
+    131072.0
+    """
+    checks.positive("KV bytes", kv_bytes, allow_zero=True)
+    checks.positive("batch", batch)
+    tp = checks.whole("tensor parallel size", tp)
+    target = np.asarray(kv_bytes, dtype=float) / (tp * np.asarray(batch, dtype=float))
+    window = float(model.sliding_window or 1)  # no sliding layer: any breakpoint, the line is straight
+    sizes: dict[str, Any] = {
+        "bytes_per_value": bytes_per_value,
+        "tp": tp,
+        "state_bytes_per_value": state_bytes_per_value,
+    }
+
+    def kv(tokens: float) -> float:
+        return float(sequence_kv_bytes(model, context_tokens=tokens, **sizes))
+
+    state, at_window = kv(0.0), kv(window)
+    slope_before = (at_window - state) / window
+    slope_after = kv(window + 1.0) - at_window
+    with np.errstate(divide="ignore", invalid="ignore"):
+        before = (target - state) / slope_before
+        after = window + (target - at_window) / slope_after
+    after = np.where(slope_after > 0, after, np.inf)
+    crossing = np.where(target <= at_window, before, after)
+    return np.where(target <= state, 0.0, crossing)
 
 
 def mha_equivalent_bytes_per_token(model: ModelSpec, *, bytes_per_value: float = 2.0) -> float:

@@ -6,7 +6,6 @@ The budget that leaves the KV pool is :mod:`kvcore.budget`; what the pool holds 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,11 +14,10 @@ import numpy as np
 from . import checks
 from .errors import KvError
 from .kv import (
+    context_tokens_at_kv_bytes,
     kv_cache_bytes,
-    layer_values_per_token,
     mha_equivalent_bytes_per_token,
     sequence_kv_bytes,
-    state_bytes_per_sequence,
 )
 from .model import ModelSpec
 
@@ -120,7 +118,8 @@ def break_even_context_tokens(
     g: bytes/token of full and MLA layers (they grow forever); w_rate: bytes/token of
     sliding layers (they stop at the window); c: the constant state of linear layers.
     Solving B · cache(s) = weights gives s in tokens (0 if the state alone is already
-    as big; inf if only sliding and linear layers hold tokens and they stop short).
+    as big; inf if only sliding and linear layers hold tokens and they stop short):
+    ``kvcore.kv.context_tokens_at_kv_bytes``, the solver ``timing.crossover_context_tokens`` shares.
     For a model whose layers all attend to everything: weights / (B · bytes per token).
 
     >>> from kvcore.model import uniform_model
@@ -131,28 +130,13 @@ def break_even_context_tokens(
     checks.positive("weights", weights_bytes)
     checks.positive("concurrency", concurrency)
     checks.positive("bytes per value", bytes_per_value)
-    growing = sum(
-        layer_values_per_token(layer) * n for layer, n in model.layer_counts().items() if layer.kind in ("full", "mla")
+    return context_tokens_at_kv_bytes(
+        model,
+        kv_bytes=weights_bytes,
+        batch=concurrency,
+        bytes_per_value=bytes_per_value,
+        state_bytes_per_value=state_bytes_per_value,
     )
-    windowed = sum(
-        layer_values_per_token(layer) * n for layer, n in model.layer_counts().items() if layer.kind == "sliding"
-    )
-    growing_bytes, windowed_bytes = growing * bytes_per_value, windowed * bytes_per_value
-    # Without sliding layers the first piece never ends (window = inf, nothing capped).
-    window = float(model.sliding_window or 0) if windowed else math.inf
-    capped_bytes = windowed_bytes * float(model.sliding_window or 0)
-    state = state_bytes_per_sequence(model, state_bytes_per_value=state_bytes_per_value)
-    per_user = weights_bytes / np.asarray(concurrency, dtype=float) - state
-    short = _tokens_to_cover(per_user, growing_bytes + windowed_bytes)
-    long = _tokens_to_cover(per_user - capped_bytes, growing_bytes)
-    return np.maximum(np.where(short <= window, short, long), 0.0)
-
-
-def _tokens_to_cover(num_bytes: np.ndarray, bytes_per_token: float) -> np.ndarray:
-    """num_bytes / bytes_per_token; with no growth, 0 if nothing is left to cover, else inf."""
-    rate = np.asarray(bytes_per_token, dtype=float)
-    safe_rate = np.where(rate > 0, rate, 1.0)
-    return np.where(rate > 0, num_bytes / safe_rate, np.where(num_bytes <= 0, 0.0, np.inf))
 
 
 def break_even_users(

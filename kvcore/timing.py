@@ -31,7 +31,7 @@ from . import checks
 from .dtypes import dtype_name
 from .errors import KvError
 from .hardware import GpuSpec
-from .kv import layer_cached_tokens, sequence_kv_bytes
+from .kv import context_tokens_at_kv_bytes, layer_cached_tokens, sequence_kv_bytes
 from .model import LayerSpec, ModelSpec
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "TYPICAL_MBU",
     "TYPICAL_MFU",
     "DecodeBytes",
+    "PhaseTimes",
     "Rates",
     "RequestTimeline",
     "achieved_flop_per_s",
@@ -57,6 +58,7 @@ __all__ = [
     "decode_flops_per_step",
     "decode_intensity_flop_per_byte",
     "decode_step_s",
+    "decode_step_times",
     "decode_token_s",
     "decode_tokens_per_s",
     "effective_ridge_point",
@@ -66,10 +68,12 @@ __all__ = [
     "memory_time_s",
     "output_to_input_cost_ratio",
     "phase_time_s",
+    "phase_times",
     "prefill_bytes",
     "prefill_flops",
     "prefill_intensity_flop_per_byte",
     "prefill_time_s",
+    "prefill_times",
     "prefill_tokens_per_s",
     "rates_for",
     "request_context_tokens",
@@ -200,38 +204,62 @@ def memory_time_s(
     return np.asarray(num_bytes, dtype=float) / (bandwidth_bytes_per_s * gpus * mbu)
 
 
+@dataclass(frozen=True, slots=True)
+class PhaseTimes:
+    """A phase's two roofline terms [s]; the phase takes the larger of them, ``time_s``.
+
+    ``compute_s`` = FLOPs / (peak · GPUs · MFU), ``memory_s`` = bytes / (bandwidth · GPUs · MBU)
+    (:func:`phase_times`). A page shows ``time_s`` and says which term set it.
+    """
+
+    compute_s: np.ndarray
+    memory_s: np.ndarray
+
+    @property
+    def time_s(self) -> np.ndarray:
+        """The phase time on the roofline: max(compute_s, memory_s) [s]."""
+        return np.maximum(self.compute_s, self.memory_s)
+
+
+def phase_times(flops: ArrayLike, num_bytes: ArrayLike, *, rates: Rates) -> PhaseTimes:
+    """Both terms of a phase on the roofline: FLOPs / (peak · GPUs · MFU) and bytes / (bandwidth · GPUs · MBU) [s].
+
+    >>> terms = phase_times(2e12, 1e9, rates=Rates(peak_flop_per_s=1e15, bandwidth_bytes_per_s=1e12))
+    >>> float(terms.compute_s), float(terms.memory_s)
+    (0.002, 0.001)
+    """
+    return PhaseTimes(
+        compute_s=compute_time_s(flops, peak_flop_per_s=rates.peak_flop_per_s, mfu=rates.mfu, gpus=rates.gpus),
+        memory_s=memory_time_s(
+            num_bytes, bandwidth_bytes_per_s=rates.bandwidth_bytes_per_s, mbu=rates.mbu, gpus=rates.gpus
+        ),
+    )
+
+
 def phase_time_s(flops: ArrayLike, num_bytes: ArrayLike, *, rates: Rates) -> np.ndarray:
     """Seconds a phase takes on the roofline: max(FLOPs / (peak · GPUs · MFU), bytes / (bandwidth · GPUs · MBU)).
 
     The one time formula of kvcore: TTFT, every decode step, the CLI's and the lessons'
-    times go through it. Compute and memory traffic overlap, so the slower of the two
-    sets the time (Williams et al. 2009); then FLOPs / time = min(peak · MFU, intensity ·
-    bandwidth · MBU) per GPU.
+    times go through it (:func:`phase_times` keeps both terms). Compute and memory traffic
+    overlap, so the slower of the two sets the time (Williams et al. 2009); then FLOPs /
+    time = min(peak · MFU, intensity · bandwidth · MBU) per GPU.
 
     >>> float(phase_time_s(2e12, 1e9, rates=Rates(peak_flop_per_s=1e15, bandwidth_bytes_per_s=1e12)))
     0.002
     """
-    compute = compute_time_s(flops, peak_flop_per_s=rates.peak_flop_per_s, mfu=rates.mfu, gpus=rates.gpus)
-    memory = memory_time_s(num_bytes, bandwidth_bytes_per_s=rates.bandwidth_bytes_per_s, mbu=rates.mbu, gpus=rates.gpus)
-    return np.maximum(compute, memory)
+    return phase_times(flops, num_bytes, rates=rates).time_s
 
 
-def roofline_time_s(
-    flops: ArrayLike,
-    num_bytes: ArrayLike,
-    *,
-    peak_flop_per_s: float,
-    bandwidth_bytes_per_s: float,
-    mfu: float = DEFAULT_MFU,
-    mbu: float = DEFAULT_MBU,
-) -> np.ndarray:
+def roofline_time_s(flops: ArrayLike, num_bytes: ArrayLike, **one_gpu: Any) -> np.ndarray:
     """:func:`phase_time_s` on one GPU, the rates given one by one: max(FLOPs / (peak · MFU), bytes / (BW · MBU)).
+
+    `one_gpu` holds :class:`Rates`' keywords (``peak_flop_per_s``, ``bandwidth_bytes_per_s``,
+    ``mfu``, ``mbu``; the efficiencies default to ``DEFAULT_MFU``/``DEFAULT_MBU``).
 
     >>> float(roofline_time_s(2e12, 1e9, peak_flop_per_s=1e15, bandwidth_bytes_per_s=1e12))
     0.002
     """
-    rates = Rates(peak_flop_per_s=peak_flop_per_s, bandwidth_bytes_per_s=bandwidth_bytes_per_s, mfu=mfu, mbu=mbu)
-    return phase_time_s(flops, num_bytes, rates=rates)
+    return phase_time_s(flops, num_bytes, rates=Rates(**one_gpu))
 
 
 def stream_time_s(
@@ -242,12 +270,13 @@ def stream_time_s(
     return memory_time_s(num_bytes, bandwidth_bytes_per_s=bandwidth_bytes_per_s, mbu=efficiency, gpus=gpus)
 
 
-def decode_step_s(
-    bytes_per_step: ArrayLike, *, bandwidth_bytes_per_s: float, gpus: int = 1, efficiency: float = DEFAULT_MBU
-) -> np.ndarray:
-    """The memory term of a decode step: bytes_per_step / (bandwidth · GPUs · efficiency) (:func:`memory_time_s`)."""
-    checks.fraction("efficiency", efficiency)
-    return memory_time_s(bytes_per_step, bandwidth_bytes_per_s=bandwidth_bytes_per_s, mbu=efficiency, gpus=gpus)
+def decode_step_s(bytes_per_step: ArrayLike, **stream: Any) -> np.ndarray:
+    """The memory term of a decode step: bytes_per_step / (bandwidth · GPUs · efficiency) [s].
+
+    :func:`stream_time_s` of the step's bytes, with its keywords (``bandwidth_bytes_per_s``,
+    ``gpus``, ``efficiency`` = MBU); :func:`decode_step_times` adds the compute term.
+    """
+    return stream_time_s(bytes_per_step, **stream)
 
 
 def prefill_time_s(flops: ArrayLike, *, peak_flop_per_s: float, gpus: int = 1, mfu: float = DEFAULT_MFU) -> np.ndarray:
@@ -291,21 +320,15 @@ def arithmetic_intensity(flops: ArrayLike, num_bytes: ArrayLike) -> np.ndarray:
     return np.asarray(flops, dtype=float) / np.asarray(num_bytes, dtype=float)
 
 
-def achieved_flop_per_s(
-    intensity: ArrayLike,
-    *,
-    peak_flop_per_s: float,
-    bandwidth_bytes_per_s: float,
-    mfu: float = DEFAULT_MFU,
-    mbu: float = DEFAULT_MBU,
-) -> np.ndarray:
+def achieved_flop_per_s(intensity: ArrayLike, **one_gpu: Any) -> np.ndarray:
     """The roofline with real efficiencies: min(peak · MFU, intensity · bandwidth · MBU)  [FLOP/s].
 
     FLOPs / phase_time_s for a kernel of that intensity: where a phase sits on a roofline chart.
+    `one_gpu` holds :class:`Rates`' keywords, as for :func:`roofline_time_s`.
     """
-    checks.fraction("MFU", mfu)
-    checks.fraction("MBU", mbu)
-    return np.minimum(peak_flop_per_s * mfu, np.asarray(intensity, dtype=float) * bandwidth_bytes_per_s * mbu)
+    rates = Rates(**one_gpu)
+    compute_roof = rates.peak_flop_per_s * rates.mfu
+    return np.minimum(compute_roof, np.asarray(intensity, dtype=float) * rates.bandwidth_bytes_per_s * rates.mbu)
 
 
 def attainable_flop_per_s(intensity: ArrayLike, *, peak_flop_per_s: float, bandwidth_bytes_per_s: float) -> np.ndarray:
@@ -504,19 +527,18 @@ def _attention_flops(
 # ---------------------------------------------------------------- the two phases on the roofline
 
 
-def ttft_s(
+def prefill_times(
     model: ModelSpec,
     *,
     prompt_tokens: ArrayLike,
     rates: Rates,
     weight_bytes_per_param: float = 2.0,
     kv_bytes_per_value: float = 2.0,
-) -> np.ndarray:
-    """Time to first token [s]: the prefill of the prompt on the roofline, nothing queued before it.
+) -> PhaseTimes:
+    """Both roofline terms of the prefill of a prompt [s]: prefill FLOPs and prefill bytes over `rates`.
 
-    Formula: max(prefill FLOPs / (peak · GPUs · MFU), prefill bytes / (bandwidth · GPUs · MBU))
-    (:func:`phase_time_s`). Long prompts are compute-bound (the FLOPs term wins); a prompt
-    shorter than the ridge point in tokens costs about one read of the weights, like a decode step.
+    compute_s = prefill_flops / (peak · GPUs · MFU), memory_s = prefill_bytes / (bandwidth · GPUs · MBU)
+    (:func:`phase_times`); :func:`ttft_s` is their maximum.
     """
     flops = prefill_flops(model, prompt_tokens=prompt_tokens)
     moved = prefill_bytes(
@@ -525,10 +547,22 @@ def ttft_s(
         weight_bytes_per_param=weight_bytes_per_param,
         kv_bytes_per_value=kv_bytes_per_value,
     )
-    return phase_time_s(flops, moved, rates=rates)
+    return phase_times(flops, moved, rates=rates)
 
 
-def tpot_s(
+def ttft_s(model: ModelSpec, **prompt: Any) -> np.ndarray:
+    """Time to first token [s]: the prefill of the prompt on the roofline, nothing queued before it.
+
+    Formula: max(prefill FLOPs / (peak · GPUs · MFU), prefill bytes / (bandwidth · GPUs · MBU)),
+    the larger term of :func:`prefill_times`, which takes the same keywords (``prompt_tokens``,
+    ``rates``, ``weight_bytes_per_param``, ``kv_bytes_per_value``). Long prompts are
+    compute-bound (the FLOPs term wins); a prompt shorter than the ridge point in tokens
+    costs about one read of the weights, like a decode step.
+    """
+    return prefill_times(model, **prompt).time_s
+
+
+def decode_step_times(
     model: ModelSpec,
     *,
     context_tokens: ArrayLike,
@@ -537,16 +571,14 @@ def tpot_s(
     weight_bytes_per_param: float = 2.0,
     kv_bytes_per_value: float = 2.0,
     weights_bytes: float | None = None,
-) -> np.ndarray:
-    """Time per output token [s]: one decode step of `batch` sequences of `context_tokens` each.
+) -> PhaseTimes:
+    """Both roofline terms of one decode step of `batch` sequences of `context_tokens` each [s].
 
-    Formula: max(step FLOPs / (peak · GPUs · MFU), step bytes / (bandwidth · GPUs · MBU))
-    (:func:`phase_time_s`), the bytes of :func:`decode_bytes_per_step` over ``rates.gpus``
-    GPUs (KV heads replicated by tensor parallelism read on every rank). Each sequence
-    gets one token per step, so this is also the gap between two tokens a user sees. At
-    small batches the bytes term wins (memory-bound). Without a compute roof
-    (``rates.peak_flop_per_s = inf``) the FLOPs are not counted, so a model of unknown
-    parameter count can still be timed from `weights_bytes`.
+    compute_s = decode FLOPs / (peak · GPUs · MFU), memory_s = :func:`decode_bytes_per_step`
+    over ``rates.gpus`` GPUs / (bandwidth · GPUs · MBU) (:func:`phase_times`); :func:`tpot_s`
+    is their maximum. Without a compute roof (``rates.peak_flop_per_s = inf``) the FLOPs
+    are not counted (compute_s = 0), so a model of unknown parameter count can still be
+    timed from `weights_bytes`.
     """
     moved = decode_bytes_per_step(
         model,
@@ -558,8 +590,22 @@ def tpot_s(
         weights_bytes=weights_bytes,
     ).total
     no_roof = math.isinf(rates.peak_flop_per_s)
-    flops = 0.0 if no_roof else decode_flops_per_step(model, context_tokens=context_tokens, batch=batch)
-    return phase_time_s(flops, moved, rates=rates)
+    flops = 0.0 * moved if no_roof else decode_flops_per_step(model, context_tokens=context_tokens, batch=batch)
+    return phase_times(flops, moved, rates=rates)
+
+
+def tpot_s(model: ModelSpec, **step: Any) -> np.ndarray:
+    """Time per output token [s]: one decode step of `batch` sequences of `context_tokens` each.
+
+    Formula: max(step FLOPs / (peak · GPUs · MFU), step bytes / (bandwidth · GPUs · MBU)), the
+    larger term of :func:`decode_step_times`, which takes the same keywords (``context_tokens``,
+    ``batch``, ``rates``, ``weight_bytes_per_param``, ``kv_bytes_per_value``, ``weights_bytes``).
+    The bytes are :func:`decode_bytes_per_step` over ``rates.gpus`` GPUs (KV heads replicated
+    by tensor parallelism read on every rank). Each sequence gets one token per step, so this
+    is also the gap between two tokens a user sees. At small batches the bytes term wins
+    (memory-bound).
+    """
+    return decode_step_times(model, **step).time_s
 
 
 def decode_token_s(
@@ -743,34 +789,16 @@ def crossover_context_tokens(
 ) -> np.ndarray:
     """Context (tokens per sequence) at which the batch's KV reads equal the weights' reads.
 
-    Solves tp · batch · KV_gpu(s) = weights for s, where KV_gpu(s) is
-    ``sequence_kv_bytes`` on one rank. KV(s) is piecewise linear: slope a₁ up to
-    the sliding window W (every layer grows), slope a₂ after it (only full and
-    MLA layers grow), plus a constant linear-attention state c. So with
-    T = weights / (tp · batch):  s = (T − c) / a₁ if that is ≤ W, else
-    W + (T − KV(W)) / a₂, and ∞ when a₂ = 0 (a model whose cache stops growing
-    may never read more KV than weights). 0 if the state alone outweighs them.
-    Full attention: s = weights / (batch · bytes per token); Llama 3.1 8B in BF16
-    (16.06 GB of weights, 131,072 B/token): 122,528 tokens for one sequence.
+    Solves tp · batch · KV_gpu(s) = weights for s (:func:`kvcore.kv.context_tokens_at_kv_bytes`,
+    the solver ``memory.break_even_context_tokens`` shares: the weights read per step and the
+    weights held in memory are the same bytes). Full attention: s = weights / (batch · bytes
+    per token); Llama 3.1 8B in BF16 (16.06 GB of weights, 131,072 B/token): 122,528 tokens
+    for one sequence. ∞ when the cache stops growing short of the weights.
     """
     checks.positive("weights", weights_bytes, allow_zero=True)
-    checks.positive("batch", batch)
-    tp = checks.whole("tensor parallel size", tp)
-    target = np.asarray(weights_bytes, dtype=float) / (tp * np.asarray(batch, dtype=float))
-    window = float(model.sliding_window or 1)  # no sliding layer: any breakpoint, the line is straight
-
-    def kv(tokens: float) -> float:
-        return float(sequence_kv_bytes(model, context_tokens=tokens, bytes_per_value=kv_bytes_per_value, tp=tp))
-
-    state, at_window = kv(0.0), kv(window)
-    slope_before = (at_window - state) / window
-    slope_after = kv(window + 1.0) - at_window
-    with np.errstate(divide="ignore", invalid="ignore"):
-        before = (target - state) / slope_before
-        after = window + (target - at_window) / slope_after
-    after = np.where(slope_after > 0, after, np.inf)
-    crossing = np.where(target <= at_window, before, after)
-    return np.where(target <= state, 0.0, crossing)
+    return context_tokens_at_kv_bytes(
+        model, kv_bytes=weights_bytes, batch=batch, bytes_per_value=kv_bytes_per_value, tp=tp
+    )
 
 
 def tensor_parallel_sizes(model: ModelSpec, *, max_gpus: int = 8) -> list[int]:

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from . import checks
+from .errors import KvError
 from .kv import layer_values_per_token, sequence_kv_bytes
 from .model import LayerSpec, ModelSpec, with_changes
 
@@ -84,7 +85,10 @@ def transformers_sliding_storage_tokens(
     context = np.asarray(context_tokens, dtype=float)
     step = np.asarray(last_step_tokens, dtype=float)
     if np.any(step > context):
-        raise ValueError("last step tokens cannot exceed the context tokens: the last step is part of the context")
+        raise KvError(
+            "last_step_exceeds_context",
+            "last step tokens cannot exceed the context tokens: the last step is part of the context",
+        )
     kept_before = np.where(window > 1, np.minimum(context - step, float(window - 1)), context - step)
     return kept_before + step
 
@@ -278,7 +282,7 @@ def mla_expansion_factor(model: ModelSpec) -> float:
     DeepSeek-V3: 128 · (128 + 64 + 128) / 576 = 71.1.
     """
     if model.count("mla") == 0:
-        raise ValueError(f"model {model.id!r} has no MLA layers")
+        raise KvError("no_mla_layers", f"model {model.id!r} has no MLA layers", model=model.name)
     nope = model.head_dim - model.qk_rope_head_dim
     expanded = mla_expanded_values_per_token(
         num_attention_heads=model.num_attention_heads,

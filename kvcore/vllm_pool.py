@@ -43,12 +43,14 @@ from .budget import (
     CUDA_GRAPHS,
     NON_TORCH,
     WEIGHTS,
+    BudgetFields,
     BudgetTerm,
     MemoryBudget,
     kv_pool_bytes,
     memory_budget,
 )
 from .capacity import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_BATCHED_TOKENS, pool_report, request_blocks_needed
+from .errors import KvError
 from .kv import kv_bytes_per_token
 from .model import ModelSpec
 
@@ -56,6 +58,7 @@ __all__ = [
     "PoolLog",
     "activation_peak_bytes",
     "hidden_values",
+    "pool_curve",
     "pool_log",
     "pool_log_for",
     "pool_tokens_curve",
@@ -148,7 +151,12 @@ def stage_layers(num_layers: int, pp: int = 1) -> int:
     layers = checks.whole("number of layers", num_layers)
     stages = checks.whole("pipeline parallel size", pp)
     if stages > layers:
-        raise ValueError(f"pipeline parallel size {stages} exceeds the {layers} layers")
+        raise KvError(
+            "pp_exceeds_layers",
+            f"pipeline parallel size {stages} exceeds the {layers} layers",
+            pp=stages,
+            layers=layers,
+        )
     return math.ceil(layers / stages)
 
 
@@ -162,13 +170,14 @@ def stage_bytes_per_token(model: ModelSpec, *, bytes_per_value: float = 2.0, tp:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PoolLog:
+class PoolLog(BudgetFields):
     """One GPU's budget and what vLLM logs at start-up.
 
     ``budget`` is vLLM's view of :class:`kvcore.budget.MemoryBudget`; its parts add up to
     ``memory_bytes``: held_back + weights + activation + non_torch + cuda_graph + kv_pool
     (kv_pool may be negative). Tokens, concurrency and the estimated maximum model length
-    are the server's (context parallelism included).
+    are the server's (context parallelism included). The budget's figures (memory, u, each
+    term, the pool) read through :class:`kvcore.budget.BudgetFields`.
     """
 
     budget: MemoryBudget
@@ -184,51 +193,6 @@ class PoolLog:
     tp: int
     pp: int
     cp: int
-
-    @property
-    def memory_bytes(self) -> float:
-        """The GPU's memory M."""
-        return self.budget.memory_bytes
-
-    @property
-    def utilization(self) -> float:
-        """gpu_memory_utilization u."""
-        return self.budget.utilization
-
-    @property
-    def held_back_bytes(self) -> float:
-        """M · (1 − u)."""
-        return self.budget.held_back_bytes
-
-    @property
-    def weights_bytes(self) -> float:
-        """This GPU's share of the weights, W / (tp · pp)."""
-        return self.budget.term_bytes(WEIGHTS)
-
-    @property
-    def activation_bytes(self) -> float:
-        """The profiling run's activation peak A."""
-        return self.budget.term_bytes(ACTIVATION_PEAK)
-
-    @property
-    def non_torch_bytes(self) -> float:
-        """Non-torch memory N."""
-        return self.budget.term_bytes(NON_TORCH)
-
-    @property
-    def cuda_graph_bytes(self) -> float:
-        """CUDA graphs G."""
-        return self.budget.term_bytes(CUDA_GRAPHS)
-
-    @property
-    def kv_pool_bytes(self) -> float:
-        """M · u − W − A − N − G."""
-        return self.budget.kv_pool_bytes
-
-    @property
-    def has_pool(self) -> bool:
-        """False when weights and overheads leave nothing: vLLM's 'No available memory for the cache blocks'."""
-        return self.budget.has_pool
 
     @property
     def gpus(self) -> int:
@@ -346,45 +310,31 @@ def pool_log_for(
     )
 
 
+def pool_curve(log: PoolLog, *, utilization: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Blocks and 'GPU KV cache size' tokens of `log`'s server at each gpu_memory_utilization u.
+
+    The same terms and blocks as `log`, vectorised over u: pool(u) = M · u − Σ terms
+    (``kvcore.budget.kv_pool_bytes``; the terms do not depend on u), blocks =
+    floor(max(pool, 0) / (block_size · stage bytes/token)), tokens = blocks · block_size · cp.
+    At u = log.utilization this is log.num_blocks and log.tokens.
+    """
+    pool = kv_pool_bytes(memory_bytes=log.memory_bytes, utilization=utilization, overhead_bytes=log.budget.taken_bytes)
+    blocks = np.floor(np.maximum(pool, 0.0) / (log.block_size * log.bytes_per_token))
+    return blocks, blocks * log.block_size * log.cp
+
+
 def pool_tokens_curve(
-    model: ModelSpec,
-    *,
-    memory_bytes: float,
-    utilization: ArrayLike,
-    weights_bytes: float,
-    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
-    non_torch_bytes: float = 0.0,
-    cuda_graph_bytes: float = 0.0,
-    block_size: int = DEFAULT_BLOCK_SIZE,
-    bytes_per_value: float = 2.0,
-    activation_bytes_per_value: float = 2.0,
-    tp: int = 1,
-    pp: int = 1,
-    cp: int = 1,
+    model: ModelSpec, *, utilization: ArrayLike, max_model_len: int = 1, **server: Any
 ) -> tuple[np.ndarray, np.ndarray]:
     """Blocks and 'GPU KV cache size' tokens against an array of gpu_memory_utilization values.
 
-    The same chain as :func:`pool_log`, vectorised over u (``kvcore.budget.kv_pool_bytes``):
-    blocks = floor(max(pool, 0) / (block_size · stage bytes/token)), tokens = blocks · block_size · cp.
+    :func:`pool_curve` of :func:`pool_log` (`server`: its keyword arguments, memory_bytes,
+    weights_bytes, max_num_batched_tokens, …, tp, pp, cp): one chain, vectorised over u.
+    The curve does not depend on max_model_len.
     """
-    tp = checks.whole("tensor parallel size", tp)
-    pp = checks.whole("pipeline parallel size", pp)
-    cp = checks.whole("context parallel size", cp)
-    block_size = checks.whole("block size", block_size)
-    activation = activation_peak_bytes(
-        model, max_num_batched_tokens=max_num_batched_tokens, bytes_per_value=activation_bytes_per_value
-    )
-    pool = kv_pool_bytes(
-        memory_bytes=memory_bytes,
-        utilization=utilization,
-        weights_bytes=_per_gpu_weights(weights_bytes, tp=tp, pp=pp),
-        activation_bytes=activation,
-        non_torch_bytes=non_torch_bytes,
-        cuda_graph_bytes=cuda_graph_bytes,
-    )
-    per_token = stage_bytes_per_token(model, bytes_per_value=bytes_per_value, tp=tp, pp=pp)
-    blocks = np.floor(np.maximum(pool, 0.0) / (block_size * per_token))
-    return blocks, blocks * block_size * cp
+    u = np.asarray(utilization, dtype=float)
+    log = pool_log(model, utilization=float(np.max(u)), max_model_len=max_model_len, **server)
+    return pool_curve(log, utilization=u)
 
 
 def _per_gpu_weights(weights_bytes: float, *, tp: int, pp: int) -> float:

@@ -10,6 +10,7 @@ import kvcore
 import ui
 import ui.practice
 from charts.agent_1m import attention_mass_figure, gpus_needed_figure, token_time_figure, token_time_patches
+from charts.formatting import percent
 from course import seeds
 from kvcore import agent, tensor_parallel_sizes
 from kvcore.units import (
@@ -24,7 +25,6 @@ from kvcore.units import (
     format_tokens_per_s,
 )
 from ui import glossary, lesson, live_chart, t
-from ui.errors import error_text
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -54,43 +54,7 @@ lesson.header(t("agent_1m.title"), t("agent_1m.intro"))
 # "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
 prediction = st.container()
 
-lesson.presets(
-    [
-        lesson.Preset(
-            label=t("agent_1m.preset_seed"),
-            values={
-                "model": seeds.SEED_MODEL_ID,
-                "gpu": seeds.SEED_GPU_ID,
-                "ag_context": seeds.SEED_CONTEXT_TOKENS,
-                "ag_kv_dtype": "bf16",
-                "ag_gpus": seeds.SEED_SHARDS,
-                "ag_answer": seeds.SEED_ANSWER_TOKENS,
-                "ag_util": 1.0,
-            },
-        ),
-        lesson.Preset(
-            label=t("agent_1m.preset_fp8"),
-            values={
-                "model": seeds.SEED_MODEL_ID,
-                "gpu": seeds.SEED_GPU_ID,
-                "ag_context": seeds.SEED_CONTEXT_TOKENS,
-                "ag_kv_dtype": "fp8",
-                "ag_gpus": seeds.SEED_SHARDS,
-            },
-        ),
-        lesson.Preset(
-            label=t("agent_1m.preset_mla"),
-            values={
-                "model": "deepseek-v3",
-                "gpu": "h200",
-                "ag_context": 1_000_000,
-                "ag_kv_dtype": "bf16",
-                "ag_gpus": 8,
-            },
-        ),
-    ],
-    key="ag_presets",
-)
+lesson.scenario_buttons("agent_1m", key="ag_presets")
 
 shard_options = tensor_parallel_sizes(model, max_gpus=MAX_SHARDS)
 default_shards = max(size for size in shard_options if size <= seeds.SEED_SHARDS)
@@ -156,8 +120,7 @@ try:
         for dtype in KV_DTYPES
     }
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=error_text(error)))
-    st.stop()
+    lesson.stop_with(error)
 
 seen_by_seed = model.id == seeds.SEED_MODEL_ID and gpu.id == seeds.SEED_GPU_ID
 
@@ -343,8 +306,7 @@ try:
         kvcore.gpus_needed(total_bytes=exact.weights_bytes + exact.cache_bytes, memory_bytes=seed.gpu_memory_bytes)
     )
 except (KeyError, ValueError) as error:
-    st.error(t("error.bad_combination", detail=error_text(error)))
-    st.stop()
+    lesson.stop_with(error)
 st.markdown(
     t(
         "agent_1m.errata",
@@ -459,16 +421,18 @@ with mass_results:
     row = st.columns(3)
     row[0].metric(
         t("agent_1m.metric_top"),
-        ui.num(f"{100 * top_share.mean():.1f} %"),
+        ui.num(percent(top_share.mean(), decimals=1, spaced=True)),
         help=t(
             "agent_1m.metric_top_help",
-            low=ui.num(f"{100 * top_share.min():.1f} %"),
-            high=ui.num(f"{100 * top_share.max():.1f} %"),
+            low=ui.num(percent(top_share.min(), decimals=1, spaced=True)),
+            high=ui.num(percent(top_share.max(), decimals=1, spaced=True)),
             layers=SAMPLE_LAYERS,
         ),
     )
-    row[1].metric(t("agent_1m.metric_kept_mass", keep=keep_percent), ui.num(f"{100 * evict.mass_kept:.1f} %"))
-    row[2].metric(t("agent_1m.metric_lost_mass"), ui.num(f"{100 * evict.mass_lost:.1f} %"))
+    row[1].metric(
+        t("agent_1m.metric_kept_mass", keep=keep_percent), ui.num(percent(evict.mass_kept, decimals=1, spaced=True))
+    )
+    row[2].metric(t("agent_1m.metric_lost_mass"), ui.num(percent(evict.mass_lost, decimals=1, spaced=True)))
     mass_figure = attention_mass_figure(
         attention=attention,
         top_fraction=TOP_FRACTION,
@@ -493,14 +457,14 @@ with mass_results:
     )
     lesson.chart(mass_figure, key="ag_mass_chart")
 
-st.markdown(t(VERDICTS[verdict], share=ui.num(f"{100 * top_share.mean():.0f} %")))
+st.markdown(t(VERDICTS[verdict], share=ui.num(percent(top_share.mean(), decimals=0, spaced=True))))
 options = pd.DataFrame(
     [
         (
             t(OPTION_NAMES[option.name], keep=keep_percent),
             lesson.mem(option.cache_bytes),
             lesson.mem(option.saved_bytes),
-            t("agent_1m.option_evict_cost", lost=ui.num(f"{100 * option.mass_lost:.1f} %"))
+            t("agent_1m.option_evict_cost", lost=ui.num(percent(option.mass_lost, decimals=1, spaced=True)))
             if option.name == "evict"
             else t(OPTION_COSTS[option.name]),
         )

@@ -14,8 +14,9 @@ from charts.attention_variants import (
     variant_bars_patches,
     variant_curves_figure,
 )
-from charts.formatting import percent
-from kvcore.units import KB, KiB, format_bytes, format_bytes_decimal, format_seconds, format_tokens
+from charts.formatting import count, percent, times
+from course import seeds
+from kvcore.units import KB, KiB, format_bytes, format_bytes_decimal, format_seconds
 from kvcore.variants import (
     DEFAULT_MLA_RANK,
     DEFAULT_MLA_ROPE_DIM,
@@ -27,37 +28,19 @@ from kvcore.variants import (
     default_gqa_kv_heads,
 )
 from ui import glossary, lesson, live_chart, t
-from ui.errors import error_text
 from ui.formula import latex_number, result_latex
 
 lesson.rerun_alone(__file__)
 
 KV_DTYPES = ("fp16", "bf16", "fp8", "int8", "int4")
-#: The course's example models (seeds 000, 002, 004), looked up in data/models.csv.
-SEED_SHAPE_ID = "llama-3.1-8b"
-SEED_70B_ID = "llama-3.1-70b"
-SEED_405B_ID = "llama-3.1-405b"
-SEED_MLA_ID = "deepseek-v3"
-
-
-def times(factor: float) -> str:
-    """4.0 → '4×', 85.33 → '85.3×'."""
-    return ui.num(f"{factor:,.1f}".rstrip("0").rstrip(".") + "×")
-
-
-def small(num_bytes: float) -> str:
-    """A per-token size: binary units (KiB), or decimal ones (kB) when the sidebar says GB."""
-    text = format_bytes(num_bytes) if lesson.memory_unit() == "GiB" else format_bytes_decimal(num_bytes)
-    return ui.num(text)
-
-
-def tokens(count: float) -> str:
-    return ui.num(format_tokens(count))
-
+#: Beside the seeds' example models (course.seeds): the largest Llama 3.1, for the MLA comparison.
+LLAMA_405B_ID = "llama-3.1-405b"
 
 model = ui.current_model()
 gpu = ui.current_gpu()
 catalogue = ui.models()
+#: The language's decimal mark and thousands separator, for charts.formatting.
+seps = ui.separators()
 
 lesson.header(
     t("attention_variants.title"),
@@ -65,40 +48,7 @@ lesson.header(
 )
 # "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
 prediction = st.container()
-lesson.presets(
-    [
-        lesson.Preset(
-            label=t("attention_variants.preset_seed002"),
-            values={"model": SEED_SHAPE_ID, "av_gqa_heads": 8, "av_context": 4096, "av_users": 1, "av_dtype": "fp16"},
-            help=t("attention_variants.preset_seed002_help"),
-        ),
-        lesson.Preset(
-            label=t("attention_variants.preset_seed000"),
-            values={"model": SEED_SHAPE_ID, "av_gqa_heads": 8, "av_context": 131072, "av_users": 1, "av_dtype": "fp16"},
-            help=t("attention_variants.preset_seed000_help"),
-        ),
-        lesson.Preset(
-            label=t("attention_variants.preset_deepseek"),
-            values={
-                "model": SEED_MLA_ID,
-                "gpu": "h200",
-                "av_gqa_heads": 8,
-                "av_context": 131072,
-                "av_users": 1,
-                "av_rank": DEFAULT_MLA_RANK,
-                "av_rope": DEFAULT_MLA_ROPE_DIM,
-                "av_dtype": "bf16",
-            },
-            help=t("attention_variants.preset_deepseek_help"),
-        ),
-        lesson.Preset(
-            label=t("attention_variants.preset_falcon"),
-            values={"model": "falcon-7b", "av_gqa_heads": 1, "av_context": 2048, "av_users": 1, "av_dtype": "bf16"},
-            help=t("attention_variants.preset_falcon_help"),
-        ),
-    ],
-    key="av_presets",
-)
+lesson.scenario_buttons("attention_variants", key="av_presets")
 
 low, high, step, default_context = ui.context_range(model)
 head_choices = ui.kv_head_choices(model)
@@ -111,7 +61,7 @@ with controls:
         max_value=high,
         value=default_context,
         step=step,
-        help=t("attention_variants.context_help", maximum=tokens(high)),
+        help=t("attention_variants.context_help", maximum=count(high, seps)),
     )
     users = lesson.slider(
         t("attention_variants.users"), key="av_users", min_value=1, max_value=64, value=1,
@@ -180,8 +130,7 @@ try:
         peak_flop_per_s=gpu.bf16_dense_flop_per_s, bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s
     )
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=error_text(error)))
-    st.stop()
+    lesson.stop_with(error)
 
 mla = shown["MLA"]
 names = {
@@ -203,7 +152,7 @@ def bars_follow() -> live_chart.Follow | None:
     patches = variant_bars_patches(
         shown,
         context_values=context_values,
-        titles=[t("attention_variants.bars_title", context=tokens(value)) for value in context_values],
+        titles=[t("attention_variants.bars_title", context=count(value, seps)) for value in context_values],
         concurrency=users,
         bytes_per_value=b,
         unit_bytes=lesson.memory_unit_bytes(),
@@ -221,7 +170,7 @@ with main:
             bytes_per_value=b,
             room_bytes=room,
             labels={
-                "title": t("attention_variants.bars_title", context=tokens(context_tokens)),
+                "title": t("attention_variants.bars_title", context=count(context_tokens, seps)),
                 "subtitle": t("attention_variants.bars_subtitle", model=model.name, users=users_text, dtype=kv_dtype),
                 "x_title": t("attention_variants.cache_axis", unit=unit),
                 "per_token": t("attention_variants.per_token"),
@@ -240,12 +189,12 @@ columns = st.columns(len(VARIANTS))
 for column, key in zip(columns, VARIANTS, strict=True):
     column.metric(
         t("attention_variants.metric_per_token", name=names[key]),
-        small(per_token[key]),
+        lesson.size(per_token[key]),
         delta=None
         if key == "MHA"
         else t("attention_variants.metric_delta", saving=ui.num(percent(saving[key], decimals=3, trim_zeros=True))),
         delta_color="inverse",
-        help=t("attention_variants.metric_help", cache=lesson.mem(cache[key]), context=tokens(context_tokens)),
+        help=t("attention_variants.metric_help", cache=lesson.mem(cache[key]), context=count(context_tokens, seps)),
     )
 
 with prediction:
@@ -276,11 +225,13 @@ st.dataframe(
     [
         {
             t("attention_variants.col_variant"): names[key],
-            t("attention_variants.col_per_token"): small(per_token[key]),
+            t("attention_variants.col_per_token"): lesson.size(per_token[key]),
             t("attention_variants.col_saving"): ui.num(percent(saving[key], decimals=3, trim_zeros=True)),
-            t("attention_variants.col_factor"): times(factor[key]),
-            t("attention_variants.col_cache", context=tokens(context_tokens), users=users_text): lesson.mem(cache[key]),
-            t("attention_variants.col_users", gpu=gpu.name): tokens(fit[key]),
+            t("attention_variants.col_factor"): times(factor[key], seps, decimals=1, trim_zeros=True),
+            t("attention_variants.col_cache", context=count(context_tokens, seps), users=users_text): lesson.mem(
+                cache[key]
+            ),
+            t("attention_variants.col_users", gpu=gpu.name): count(fit[key], seps),
         }
         for key in shown
     ],
@@ -291,15 +242,15 @@ if room > 0:
         t(
             "attention_variants.fit_summary",
             gpu=gpu.name,
-            u=ui.num(f"{kvcore.DEFAULT_UTILIZATION:.0%}".replace("%", " %")),
+            u=percent(kvcore.DEFAULT_UTILIZATION, seps, decimals=0, spaced=True),
             overhead=lesson.mem(kvcore.DEFAULT_OVERHEAD_BYTES),
             weights=lesson.mem(weights),
             room=lesson.mem(room),
-            context=tokens(context_tokens),
-            mha=tokens(fit["MHA"]),
-            gqa=tokens(fit["GQA"]),
-            mqa=tokens(fit["MQA"]),
-            mla=tokens(fit["MLA"]),
+            context=count(context_tokens, seps),
+            mha=count(fit["MHA"], seps),
+            gqa=count(fit["GQA"], seps),
+            mqa=count(fit["MQA"], seps),
+            mla=count(fit["MLA"], seps),
         )
     )
 else:
@@ -335,7 +286,7 @@ lesson.chart(
 )
 
 st.subheader(t("attention_variants.landscape_title"))
-st.markdown(t("attention_variants.landscape_intro", context=tokens(context_tokens)))
+st.markdown(t("attention_variants.landscape_intro", context=count(context_tokens, seps)))
 per_token_unit = "KiB" if unit == "GiB" else "kB"
 lesson.chart(
     models_landscape_figure(
@@ -345,7 +296,7 @@ lesson.chart(
         current_id=model.id,
         labels={
             "title": t("attention_variants.landscape_chart_title"),
-            "subtitle": t("attention_variants.landscape_subtitle", context=tokens(context_tokens), dtype=kv_dtype),
+            "subtitle": t("attention_variants.landscape_subtitle", context=count(context_tokens, seps), dtype=kv_dtype),
             "x_title": t("attention_variants.landscape_x"),
             "y_title": t("attention_variants.landscape_y", unit=per_token_unit),
             "current": model.name,
@@ -360,20 +311,20 @@ lesson.chart(
 )
 
 st.subheader(t("attention_variants.costs_title"))
-st.markdown(t("attention_variants.costs_intro", context=tokens(context_tokens), users=users_text, gpu=gpu.name))
+st.markdown(t("attention_variants.costs_intro", context=count(context_tokens, seps), users=users_text, gpu=gpu.name))
 st.dataframe(
     [
         {
             t("attention_variants.col_variant"): names[key],
-            t("attention_variants.col_weights", dtype=model.weights_dtype): small(
+            t("attention_variants.col_weights", dtype=model.weights_dtype): lesson.size(
                 kvcore.weights_bytes(
                     cost.kv_projection_params, bytes_per_param=kvcore.bytes_per_value(model.weights_dtype)
                 )
             ),
-            t("attention_variants.col_read"): small(cost.cache_read_bytes),
+            t("attention_variants.col_read"): lesson.size(cost.cache_read_bytes),
             t("attention_variants.col_read_s"): ui.num(format_seconds(cost.read_s)),
             t("attention_variants.col_compute_s"): ui.num(format_seconds(cost.compute_s)),
-            t("attention_variants.col_intensity"): tokens(cost.flop_per_byte),
+            t("attention_variants.col_intensity"): count(cost.flop_per_byte, seps),
             t("attention_variants.col_reprojection_s"): ui.num(format_seconds(cost.reprojection_s))
             if key == "MLA"
             else "—",
@@ -386,10 +337,10 @@ st.markdown(
     t(
         "attention_variants.costs_explained",
         gpu=gpu.name,
-        ridge=tokens(ridge),
-        mha=tokens(costs["MHA"].flop_per_byte),
-        gqa=tokens(costs["GQA"].flop_per_byte),
-        mla=tokens(costs["MLA"].flop_per_byte),
+        ridge=count(ridge, seps),
+        mha=count(costs["MHA"].flop_per_byte, seps),
+        gqa=count(costs["GQA"].flop_per_byte, seps),
+        mla=count(costs["MLA"].flop_per_byte, seps),
         mla_read=ui.num(format_seconds(costs["MLA"].read_s)),
         mla_compute=ui.num(format_seconds(costs["MLA"].compute_s)),
         mla_reprojection=ui.num(format_seconds(costs["MLA"].reprojection_s)),
@@ -401,7 +352,7 @@ st.markdown(t("attention_variants.quality"))
 
 st.subheader(t("attention_variants.seeds_title"))
 try:
-    seed_shape = catalogue[SEED_SHAPE_ID]
+    seed_shape = catalogue[seeds.SEED_002_GQA_TABLE_MODEL_ID]
     seed_variants = attention_variants(seed_shape, gqa_kv_heads=8)
     seed_per_token = {key: kvcore.kv_bytes_per_token(spec, bytes_per_value=2.0) for key, spec in seed_variants.items()}
     seed_saving = {
@@ -418,10 +369,10 @@ try:
             baseline_bytes_per_token=seed_per_token["GQA"],
         )
     )
-    deepseek = catalogue[SEED_MLA_ID]
+    deepseek = catalogue[seeds.SEED_002_MLA_MODEL_ID]
     deepseek_latent = kvcore.kv_bytes_per_token(deepseek, bytes_per_value=2.0)
     deepseek_gqa8 = kvcore.kv_bytes_per_token(attention_variants(deepseek, gqa_kv_heads=8)["GQA"], bytes_per_value=2.0)
-    llama_70b, llama_405b = catalogue[SEED_70B_ID], catalogue[SEED_405B_ID]
+    llama_70b, llama_405b = catalogue[seeds.SEED_MODEL_ID], catalogue[LLAMA_405B_ID]
     against = {
         "mha": kvcore.mha_equivalent_bytes_per_token(deepseek, bytes_per_value=2.0),
         "gqa8": deepseek_gqa8,
@@ -443,8 +394,7 @@ try:
         )
     )
 except (KeyError, ValueError) as error:
-    st.error(t("error.bad_combination", detail=error_text(error)))
-    st.stop()
+    lesson.stop_with(error)
 
 st.markdown(t("attention_variants.seed_table_intro", model=seed_shape.name, heads=seed_shape.num_attention_heads))
 seed_says = {
@@ -458,7 +408,7 @@ st.dataframe(
             t("attention_variants.seed_col_technique"): key,
             t("attention_variants.seed_col_q"): seed_variants[key].num_attention_heads,
             t("attention_variants.seed_col_kv"): seed_variants[key].num_key_value_heads,
-            t("attention_variants.seed_col_per_token"): small(seed_per_token[key]),
+            t("attention_variants.seed_col_per_token"): lesson.size(seed_per_token[key]),
             t("attention_variants.seed_col_seed"): seed_says[key],
             t("attention_variants.seed_col_exact"): ui.num(percent(seed_saving[key], decimals=3, trim_zeros=True)),
         }
@@ -471,18 +421,21 @@ st.markdown(
         "attention_variants.seed_notes",
         mqa=ui.num(percent(seed_saving["MQA"], decimals=3, trim_zeros=True)),
         heads=seed_shape.num_attention_heads,
-        mqa_factor=times(seed_shape.num_attention_heads),
+        mqa_factor=times(seed_shape.num_attention_heads, seps, decimals=1, trim_zeros=True),
         gqa_factor=times(
-            float(cache_reduction_factor(seed_per_token["GQA"], baseline_bytes_per_token=seed_per_token["MHA"]))
+            float(cache_reduction_factor(seed_per_token["GQA"], baseline_bytes_per_token=seed_per_token["MHA"])),
+            seps,
+            decimals=1,
+            trim_zeros=True,
         ),
         mha_128k=lesson.mem(seed_128k["MHA"]),
         gqa_128k=lesson.mem(seed_128k["GQA"]),
-        mha_token=small(seed_per_token["MHA"]),
-        gqa_token=small(seed_per_token["GQA"]),
+        mha_token=lesson.size(seed_per_token["MHA"]),
+        gqa_token=lesson.size(seed_per_token["GQA"]),
         no_gqa_70b=ui.num(format_bytes_decimal(no_gqa_70b)),
         no_gqa_70b_binary=ui.num(format_bytes(no_gqa_70b)),
-        cut_70b=times(gqa_cut_70b),
-        fp8=times(seed_fp8_factor),
+        cut_70b=times(gqa_cut_70b, seps, decimals=1, trim_zeros=True),
+        fp8=times(seed_fp8_factor, seps, decimals=1, trim_zeros=True),
     )
 )
 st.markdown(
@@ -492,18 +445,18 @@ st.markdown(
         layers=deepseek.num_hidden_layers,
         rank=deepseek.kv_lora_rank,
         rope=deepseek.qk_rope_head_dim,
-        latent=small(deepseek_latent),
-        latent_bytes=tokens(deepseek_latent),
+        latent=lesson.size(deepseek_latent),
+        latent_bytes=count(deepseek_latent, seps),
         heads=deepseek.num_attention_heads,
         head_dim=deepseek.head_dim,
-        mha=small(against["mha"]),
-        mha_factor=times(mla_factor["mha"]),
-        gqa8=small(against["gqa8"]),
-        gqa8_factor=times(mla_factor["gqa8"]),
+        mha=lesson.size(against["mha"]),
+        mha_factor=times(mla_factor["mha"], seps, decimals=1, trim_zeros=True),
+        gqa8=lesson.size(against["gqa8"]),
+        gqa8_factor=times(mla_factor["gqa8"], seps, decimals=1, trim_zeros=True),
         llama405=llama_405b.name,
-        llama405_factor=times(mla_factor["llama405"]),
+        llama405_factor=times(mla_factor["llama405"], seps, decimals=1, trim_zeros=True),
         llama70=llama_70b.name,
-        llama70_factor=times(mla_factor["llama70"]),
+        llama70_factor=times(mla_factor["llama70"], seps, decimals=1, trim_zeros=True),
         deepseek_128k=lesson.mem(at_128k[deepseek.id]),
         llama70_128k=lesson.mem(at_128k[llama_70b.id]),
         llama405_128k=lesson.mem(at_128k[llama_405b.id]),

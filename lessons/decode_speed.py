@@ -9,11 +9,11 @@ import kvcore
 import ui
 import ui.practice
 from charts.decode_speed import bytes_per_step_figure, bytes_per_step_patches, tokens_per_s_figure
+from charts.formatting import percent
+from course import worked
 from kvcore import crossover_context_tokens, kv_share_of_step, tensor_parallel_sizes
-from kvcore.units import format_bandwidth, format_bytes_decimal, format_seconds, format_tokens, format_tokens_per_s
-from ui import glossary, lesson, live_chart, t
-from ui.errors import error_text
-from ui.formula import latex_number
+from kvcore.units import format_bandwidth, format_seconds, format_tokens, format_tokens_per_s
+from ui import formula, glossary, lesson, live_chart, t
 
 lesson.rerun_alone(__file__)
 
@@ -37,26 +37,7 @@ lesson.header(t("decode_speed.title"), t("decode_speed.intro"))
 prediction = st.container()
 st.markdown(t("decode_speed.no_skipping"))
 
-lesson.presets(
-    [
-        lesson.Preset(
-            label=t("decode_speed.preset_chat"),
-            values={"model": "llama-3.1-8b", "gpu": "rtx-4090", "ds_context": 8192, "ds_batch": 1, "ds_tp": 1,
-                    "ds_kv_dtype": "bf16", "ds_weights_dtype": "bf16"},
-        ),
-        lesson.Preset(
-            label=t("decode_speed.preset_70b"),
-            values={"model": "llama-3.1-70b", "gpu": "h100-sxm", "ds_context": 131072, "ds_batch": 1, "ds_tp": 8,
-                    "ds_kv_dtype": "bf16", "ds_weights_dtype": "bf16"},
-        ),
-        lesson.Preset(
-            label=t("decode_speed.preset_batch"),
-            values={"model": "llama-3.1-8b", "gpu": "h100-sxm", "ds_context": 32768, "ds_batch": 32, "ds_tp": 1,
-                    "ds_kv_dtype": "bf16", "ds_weights_dtype": "bf16"},
-        ),
-    ],
-    key="ds_presets",
-)  # fmt: skip
+lesson.scenario_buttons("decode_speed", key="ds_presets")
 
 low, high, step, default_context = ui.context_range(model)
 weights_options = tuple(dict.fromkeys((model.weights_dtype, *WEIGHTS_DTYPES)))
@@ -109,19 +90,9 @@ try:
     # The step on the roofline: the bandwidth bounds it, unless a big batch makes the FLOPs slower still.
     rates = kvcore.rates_for(gpu, weights_dtype=weights_dtype, mfu=kvcore.DEFAULT_MFU, mbu=efficiency, gpus=tp)
     one_gpu_rates = kvcore.rates_for(gpu, weights_dtype=weights_dtype, mfu=kvcore.DEFAULT_MFU, mbu=efficiency)
-    step_s = float(kvcore.tpot_s(model, batch=batch, rates=rates, **knobs))
+    step_times = kvcore.decode_step_times(model, batch=batch, rates=rates, **knobs)
+    step_s, memory_s, compute_s = float(step_times.time_s), float(step_times.memory_s), float(step_times.compute_s)
     one_gpu_step_s = float(kvcore.tpot_s(model, batch=batch, rates=one_gpu_rates, **knobs))
-    memory_s = float(
-        kvcore.memory_time_s(read.total, bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s, mbu=efficiency, gpus=tp)
-    )
-    compute_s = float(
-        kvcore.compute_time_s(
-            kvcore.decode_flops_per_step(model, context_tokens=context_tokens, batch=batch),
-            peak_flop_per_s=rates.peak_flop_per_s,
-            mfu=rates.mfu,
-            gpus=tp,
-        )
-    )
     per_user = float(kvcore.tokens_per_s(step_s))
     aggregate = float(kvcore.tokens_per_s(step_s, batch=batch))
     kv_share = float(kv_share_of_step(read))
@@ -131,12 +102,8 @@ try:
         )
     )
     kv_heads_per_gpu = kvcore.kv_heads_per_gpu(model.num_key_value_heads, tp)
-    sequence_kv = float(
-        kvcore.sequence_kv_bytes(model, context_tokens=context_tokens, bytes_per_value=kv_bytes_per_value)
-    )
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=error_text(error)))
-    st.stop()
+    lesson.stop_with(error)
 
 weights_read = float(read.weights_bytes)
 kv_read = float(read.kv_bytes)
@@ -167,21 +134,18 @@ with results:
     )
     row = st.columns(3)
     row[0].metric(t("decode_speed.metric_read"), lesson.mem(float(read.total)), help=t("decode_speed.metric_read_help"))
-    row[1].metric(t("decode_speed.metric_kv_share"), ui.num(f"{100 * kv_share:.1f} %"))
+    row[1].metric(t("decode_speed.metric_kv_share"), ui.num(percent(kv_share, decimals=1, spaced=True)))
     crossover_text = ui.num(format_tokens(crossover)) if crossover < float("inf") else t("decode_speed.never")
     row[2].metric(
         t("decode_speed.metric_crossover"), crossover_text, help=t("decode_speed.metric_crossover_help", batch=batch)
     )
 
+    # The charts' step times are the metric's: kvcore.tpot_s with the same rates, drawn at every slider value.
+    context_values = live_chart.slider_values(low, high, step)
+    curves = {"model": model, "rates": rates, "slider_contexts": context_values, **knobs}
     figure = bytes_per_step_figure(
-        model=model,
-        context_tokens=context_tokens,
+        **curves,
         batch=batch,
-        tp=tp,
-        kv_bytes_per_value=kv_bytes_per_value,
-        weight_bytes_per_param=weight_bytes_per_param,
-        bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s,
-        efficiency=efficiency,
         unit_bytes=lesson.memory_unit_bytes(),
         unit=lesson.memory_unit(),
         separators=ui.separators(),
@@ -204,7 +168,6 @@ with results:
         },
     )
     # In the browser the chart follows the context slider at once (ui.live_chart); the rerun confirms it.
-    context_values = live_chart.slider_values(low, high, step)
     patches = bytes_per_step_patches(model, context_values)
     follow = None if patches is None else live_chart.Follow("ds_context", context_values, context_tokens, patches)
     lesson.chart(figure, key="ds_bytes_chart", follow=follow)
@@ -213,7 +176,7 @@ with results:
         "batch": batch,
         "weights": lesson.mem(weights_read),
         "kv": lesson.mem(kv_read),
-        "share": ui.num(f"{100 * kv_share:.0f} %"),
+        "share": ui.num(percent(kv_share, decimals=0, spaced=True)),
         "crossover": ui.num(format_tokens(crossover)),
         "maximum": ui.num(format_tokens(model.max_position_embeddings)),
         "window": ui.num(format_tokens(model.sliding_window or 0)),
@@ -229,19 +192,12 @@ with results:
 
 st.subheader(t("decode_speed.formula_title"))
 st.markdown(t("decode_speed.formula_legend"))
-
-
-def _gb(num_bytes: float) -> str:
-    """Traffic in decimal GB, like the bandwidth it is divided by (LaTeX text)."""
-    return r"\text{" + ui.num(format_bytes_decimal(num_bytes)) + "}"
-
-
+# The worked step (course.worked), the bytes term of the roofline: KV_seq is one sequence's cache as every GPU
+# reads it (replicated KV heads and MLA's latent counted on each rank), so the numbers give the time shown.
 lesson.formula(
     r"t_{step} = \frac{W + B \cdot KV_{seq}(s)}{n_{gpu} \cdot BW \cdot \text{MBU}}",
-    r"t_{step} = \frac{" + _gb(weights_read) + r" + " + latex_number(batch, lang) + r" \cdot " + _gb(sequence_kv)
-    + r"}{" + latex_number(tp, lang) + r" \cdot \text{" + ui.num(format_bandwidth(gpu.bandwidth_bytes_per_s))
-    + r"} \cdot " + latex_number(efficiency, lang) + r"} = \textbf{" + ui.num(format_seconds(memory_s)) + "}",
-)  # fmt: skip
+    formula.decode_time_latex(worked.decode_memory_time(read, batch=batch, rates=rates), lang=lang),
+)
 if compute_s > memory_s:
     st.markdown(
         t(
@@ -281,14 +237,8 @@ else:
 st.subheader(t("decode_speed.rate_title"))
 batches = sorted({*CHART_BATCHES, batch})
 rate_figure = tokens_per_s_figure(
-    model=model,
-    context_tokens=context_tokens,
+    **curves,
     batches=batches,
-    tp=tp,
-    kv_bytes_per_value=kv_bytes_per_value,
-    weight_bytes_per_param=weight_bytes_per_param,
-    bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s,
-    efficiency=efficiency,
     separators=ui.separators(),
     labels={
         "title": t("decode_speed.chart_rate_title"),

@@ -14,6 +14,7 @@ import kvcore
 import ui
 import ui.practice
 from charts.flash_attention import hbm_traffic_figure, kv_unchanged_figure, score_memory_figure
+from course import seeds
 from kvcore.attention import (
     attention_matmul_flops,
     flash_attention_hbm_bytes,
@@ -33,7 +34,6 @@ from kvcore.units import (
     format_tokens,
 )
 from ui import glossary, lesson, t
-from ui.errors import error_text
 from ui.formula import latex_number, result_latex
 
 lesson.rerun_alone(__file__)
@@ -47,10 +47,8 @@ MAX_BATCH = 64
 BLOCK_ROWS, BLOCK_COLS = 128, 64
 #: Not a widget: the model the heads and head-dim values belong to (reset when it changes).
 VALUES_MODEL_KEY = "fa_values_model"
-#: Seed 002's table is about an H100; the FlashAttention paper measured an A100 40GB.
-SEED_GPU, PAPER_GPU = "h100-sxm", "a100-40gb"
-#: One head of 4k tokens in BF16 is 32 MiB of scores: about the whole H100's SRAM.
-SRAM_PRESET_TOKENS = 4096
+#: Seed 002's table is about an H100; the FlashAttention paper measured an A100 40GB (course.seeds).
+SEED_GPU, PAPER_GPU = seeds.SEED_002_SRAM_GPU_ID, seeds.FLASH_ATTENTION_PAPER_GPU_ID
 
 model = ui.current_model()
 gpu = ui.current_gpu()
@@ -64,27 +62,7 @@ st.session_state[VALUES_MODEL_KEY] = model.id
 lesson.header(t("flash_attention.title"), t("flash_attention.intro"))
 # "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
 prediction = st.container()
-llama = {"model": "llama-3.1-8b", VALUES_MODEL_KEY: "llama-3.1-8b", "fa_head_dim": 128, "fa_dtype": "bf16"}
-lesson.presets(
-    [
-        lesson.Preset(
-            label=t("flash_attention.preset_8k"),
-            help=t("flash_attention.preset_8k_help"),
-            values={**llama, "gpu": SEED_GPU, "fa_tokens": 8192, "fa_heads": 32, "fa_batch": 1},
-        ),
-        lesson.Preset(
-            label=t("flash_attention.preset_128k"),
-            help=t("flash_attention.preset_128k_help"),
-            values={**llama, "gpu": SEED_GPU, "fa_tokens": MAX_TOKENS, "fa_heads": 32, "fa_batch": 1},
-        ),
-        lesson.Preset(
-            label=t("flash_attention.preset_sram"),
-            help=t("flash_attention.preset_sram_help"),
-            values={**llama, "gpu": SEED_GPU, "fa_tokens": SRAM_PRESET_TOKENS, "fa_heads": 1, "fa_batch": 1},
-        ),
-    ],
-    key="fa_presets",
-)
+lesson.scenario_buttons("flash_attention", key="fa_presets")
 
 controls, results = st.columns([1, 2], gap="large")
 with controls:
@@ -152,8 +130,7 @@ try:
     stats = float(flash.temporary_bytes)
     kv_standard, kv_flash = float(standard.kv_cache_bytes), float(flash.kv_cache_bytes)
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=error_text(error)))
-    st.stop()
+    lesson.stop_with(error)
 
 with results:
     row = st.columns(2)

@@ -16,13 +16,13 @@ import streamlit as st
 import kvcore
 import ui
 import ui.practice
+from charts.formatting import times
 from charts.import_model import readings_figure
 from course import mistakes
 from kvcore import hf_config
 from kvcore.model_code import model_to_code
 from kvcore.units import format_bytes, format_quantity, format_tokens
 from ui import glossary, hub, lesson, t
-from ui.errors import error_text
 from ui.formula import STATE_DTYPE, SYMBOLIC_BY_KIND, formula_terms, result_latex
 
 lesson.rerun_alone(__file__)
@@ -212,8 +212,7 @@ try:
     sequence = float(kvcore.sequence_kv_bytes(model, context_tokens=context_tokens, bytes_per_value=b))
     wrong = mistakes.wrong_readings(model)
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=error_text(error)))
-    st.stop()
+    lesson.stop_with(error)
 
 with results:
     row = st.columns(3)
@@ -271,7 +270,7 @@ if wrong:
                 t("import_model.col_reading"): names[name],
                 t("import_model.col_per_token"): lesson.size(kvcore.kv_bytes_per_token(spec, bytes_per_value=b)),
                 t("import_model.col_per_sequence"): lesson.mem(wrong_sequence),
-                t("import_model.col_ratio"): ui.num(f"{wrong_sequence / sequence:.2f}×") if sequence else "—",
+                t("import_model.col_ratio"): ui.num(times(wrong_sequence / sequence, decimals=2)) if sequence else "—",
             }
         )
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")

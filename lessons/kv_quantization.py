@@ -21,6 +21,7 @@ from charts.kv_quantization import (
     round_trip_errors,
     users_that_fit,
 )
+from course import seeds
 from kvcore.capacity import gpus_needed, sizing_steps
 from kvcore.quantization import (
     KV_FORMATS,
@@ -29,28 +30,21 @@ from kvcore.quantization import (
     synthetic_keys,
     synthetic_values,
 )
-from kvcore.units import format_bytes, format_bytes_decimal, format_seconds, format_tokens
+from kvcore.units import KB, GiB, KiB, format_bytes, format_bytes_decimal, format_seconds, format_tokens
 from ui import glossary, lesson, t
-from ui.errors import error_text
 from ui.formula import formula_terms, latex_number, result_latex
 
 lesson.rerun_alone(__file__)
 
 MAX_USERS = 256
 GROUP_SIZES = (32, 64, 128)
-#: Seed 004 counts "a million tokens" of context; the slider reaches 2**20 for every model.
-MILLION_TOKENS = 1_000_000
+#: Seed 004 counts "a million tokens" of context (seeds.SEED_CONTEXT_TOKENS); the slider reaches 2**20.
 MAX_CONTEXT = 1 << 20
 #: The shared default assumptions (kvcore.DEFAULT_ASSUMPTIONS), stated beside the room on the page.
 UTILIZATION = kvcore.DEFAULT_UTILIZATION
 OVERHEAD_BYTES = kvcore.DEFAULT_OVERHEAD_BYTES
 #: Synthetic K and V: 512 tokens of one 128-wide head, 4 outlier key channels, fixed seed.
 DEMO = {"tokens": 512, "channels": 128, "outlier_channels": 4, "seed": 0}
-#: Seed 000's table row "GQA (8 KV heads), KV in FP8": per token, then 8k, 32k and 128k tokens, as printed.
-SEED_000_ROW = {"model": "llama-3.1-8b", "dtype": "fp8", "per_token_kib": 64, "contexts": (8192, 32768, 131072)}
-SEED_000_SAYS_GIB = (0.5, 2, 8)
-#: Seed 004: a 70B-class GQA model (Llama 3.1 70B), "320 KB" → "160 KB" per token, 1M tokens, H100s.
-SEED_004 = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "says_kb": {"fp16": 320, "fp8": 160}}
 #: Weight formats offered; the model's own (models.csv's weights_dtype) is added and is the default.
 WEIGHTS_DTYPES = ("bf16", "fp8", "int8", "int4")
 NAMES = {"bf16": "BF16 / FP16", "fp8": "FP8", "int8": "INT8", "int4": "INT4"}
@@ -61,47 +55,7 @@ gpu = ui.current_gpu()
 lesson.header(t("kv_quantization.title"), t("kv_quantization.intro"))
 # "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
 prediction = st.container()
-lesson.presets(
-    [
-        lesson.Preset(
-            label=t("kv_quantization.preset_seed000"),
-            help=t("kv_quantization.preset_seed000_help"),
-            values={
-                "model": "llama-3.1-8b",
-                "gpu": "h100-sxm",
-                "kq_context": 131072,
-                "kq_users": 1,
-                "kq_group": 128,
-                "kq_weights": "bf16",
-            },
-        ),
-        lesson.Preset(
-            label=t("kv_quantization.preset_seed004"),
-            help=t("kv_quantization.preset_seed004_help"),
-            values={
-                "model": "llama-3.1-70b",
-                "gpu": "h100-sxm",
-                "kq_context": MAX_CONTEXT,
-                "kq_users": 1,
-                "kq_group": 128,
-                "kq_weights": "bf16",
-            },
-        ),
-        lesson.Preset(
-            label=t("kv_quantization.preset_12gb"),
-            help=t("kv_quantization.preset_12gb_help"),
-            values={
-                "model": "llama-3.1-8b",
-                "gpu": "rtx-3060-12gb",
-                "kq_context": 8192,
-                "kq_users": 1,
-                "kq_group": 128,
-                "kq_weights": "int8",
-            },
-        ),
-    ],
-    key="kq_presets",
-)
+lesson.scenario_buttons("kv_quantization", key="kq_presets")
 
 controls, results = st.columns([1, 2], gap="large")
 
@@ -171,8 +125,7 @@ try:
         for fmt, size in cache.items()
     }
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=error_text(error)))
-    st.stop()
+    lesson.stop_with(error)
 
 unit = lesson.memory_unit()
 with results:
@@ -394,22 +347,22 @@ st.warning(t("kv_quantization.measure"), icon=":material/science:")
 
 st.subheader(t("kv_quantization.seed_title"))
 catalogue = ui.models()
-row_model = catalogue[SEED_000_ROW["model"]]
-row_b = kvcore.bytes_per_value(SEED_000_ROW["dtype"])
+row_model = catalogue[seeds.SEED_000_MODEL_ID]
+row_b = kvcore.bytes_per_value(seeds.SEED_000_FP8_ROW.kv_dtype)
 seed_rows = [
     {
         t("kv_quantization.seed_col_what"): t("kv_quantization.seed_per_token"),
-        t("kv_quantization.seed_col_says"): f"{SEED_000_ROW['per_token_kib']} KiB",
+        t("kv_quantization.seed_col_says"): f"{seeds.SEED_000_FP8_ROW.per_token_bytes / KiB:g} KiB",
         t("kv_quantization.seed_col_here"): ui.num(
             format_bytes(kvcore.kv_bytes_per_token(row_model, bytes_per_value=row_b))
         ),
     }
 ]
-for context, says in zip(SEED_000_ROW["contexts"], SEED_000_SAYS_GIB, strict=True):
+for context, says in zip(seeds.SEED_000_CONTEXT_TOKENS, seeds.SEED_000_FP8_ROW.cache_bytes, strict=True):
     seed_rows.append(
         {
             t("kv_quantization.seed_col_what"): t("kv_quantization.seed_at", context=ui.num(format_tokens(context))),
-            t("kv_quantization.seed_col_says"): ui.num(f"{says:g} GiB"),
+            t("kv_quantization.seed_col_says"): ui.num(f"{says / GiB:g} GiB"),
             t("kv_quantization.seed_col_here"): ui.num(
                 format_bytes(float(kvcore.kv_cache_bytes(row_model, context_tokens=context, bytes_per_value=row_b)))
             ),
@@ -418,15 +371,19 @@ for context, says in zip(SEED_000_ROW["contexts"], SEED_000_SAYS_GIB, strict=Tru
 st.markdown(t("kv_quantization.seed000_text", model=row_model.name))
 st.dataframe(pd.DataFrame(seed_rows), hide_index=True, width="stretch")
 
-big = catalogue[SEED_004["model"]]
-h100 = ui.gpus()[SEED_004["gpu"]]
+big = catalogue[seeds.SEED_MODEL_ID]
+h100 = ui.gpus()[seeds.SEED_GPU_ID]
 big_weights = kvcore.model_weights_bytes(big, bytes_per_param=kvcore.bytes_per_value("fp16"))
 big_formats = ("fp16", "fp8", "int4")
 big_per_token = {
     fmt: kvcore.kv_bytes_per_token(big, bytes_per_value=stored_bytes_per_value(fmt)) for fmt in big_formats
 }
 big_cache = {
-    fmt: float(kvcore.kv_cache_bytes(big, context_tokens=MILLION_TOKENS, bytes_per_value=stored_bytes_per_value(fmt)))
+    fmt: float(
+        kvcore.kv_cache_bytes(
+            big, context_tokens=seeds.SEED_CONTEXT_TOKENS, bytes_per_value=stored_bytes_per_value(fmt)
+        )
+    )
     for fmt in big_formats
 }
 big_gpus = {
@@ -441,14 +398,14 @@ st.markdown(
     t(
         "kv_quantization.seed004_text",
         model=big.name,
-        says_fp16=SEED_004["says_kb"]["fp16"],
-        says_fp8=SEED_004["says_kb"]["fp8"],
+        says_fp16=f"{seeds.SEED_004.kv_bytes_per_token / KB:g}",
+        says_fp8=f"{seeds.SEED_004.fp8_bytes_per_token / KB:g}",
         fp16_bytes=ui.num(format_tokens(big_per_token["fp16"])),
         fp16_kib=ui.num(format_bytes(big_per_token["fp16"])),
         fp16_kb=ui.num(format_bytes_decimal(big_per_token["fp16"])),
         fp8_bytes=ui.num(format_tokens(big_per_token["fp8"])),
         int4_bytes=ui.num(format_tokens(big_per_token["int4"])),
-        million=ui.num(format_tokens(MILLION_TOKENS)),
+        million=ui.num(format_tokens(seeds.SEED_CONTEXT_TOKENS)),
         fp16_cache=ui.num(format_bytes_decimal(big_cache["fp16"])),
         fp8_cache=ui.num(format_bytes_decimal(big_cache["fp8"])),
         int4_cache=ui.num(format_bytes_decimal(big_cache["int4"])),

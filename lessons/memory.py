@@ -15,13 +15,14 @@ import streamlit as st
 import kvcore
 import ui
 import ui.practice
+from charts.formatting import percent
 from charts.memory import memory_vs_context_figure, memory_vs_context_patches
 from charts.memory_heatmap import memory_heatmap_figure
+from course import seeds
 from kvcore.capacity import gpus_needed
 from kvcore.memory import break_even_context_tokens, break_even_users, mha_cache_bytes, total_memory_bytes
 from kvcore.units import GiB, format_bytes, format_bytes_decimal, format_gb, format_gib, format_tokens
 from ui import glossary, lesson, live_chart, t
-from ui.errors import error_text
 from ui.formula import SYMBOLIC, formula_terms, result_latex, total_substituted, total_symbolic
 
 lesson.rerun_alone(__file__)
@@ -38,19 +39,9 @@ VALUES_MODEL_KEY = "mem_values_model"
 DEFAULT_OVERHEAD_GIB = kvcore.DEFAULT_OVERHEAD_BYTES / GiB
 WHOLE_CARD_UTILIZATION = 1.0
 
-#: Seed 002's "30 GB model": Qwen2.5 32B in INT8 (32.5 B parameters · 1 byte), with a BF16 cache.
-THIRTY_GB_MODEL, THIRTY_GB_WEIGHTS, THIRTY_GB_KV = "qwen2.5-32b", "int8", "bf16"
-#: Seed 002's memory table as printed: (model here, the seed's name, context tokens, the seed's "GB").
-#: Llama 3.1 has the attention shape of Llama 3 (same layers, heads and head dim).
-SEED_002_TABLE = (
-    ("llama-3.1-8b", "LLaMA 3 8B", 4096, 2),
-    ("llama-3.1-8b", "LLaMA 3 8B", 131072, 64),
-    ("llama-3.1-70b", "LLaMA 3 70B", 4096, 10),
-    ("llama-3.1-70b", "LLaMA 3 70B", 131072, 320),
-)
-#: Seed 002: "LLaMA 3 70B in FP16: model ~140 GB + 128k cache 320 GB → ~460 GB = 6× H100 80GB for 1 user".
-SEED_002_STORY = {"model": "llama-3.1-70b", "gpu": "h100-sxm", "context": 131072, "dtype": "fp16"}
-SEED_002_STORY_SAYS = {"weights": 140, "cache": 320, "total": 460, "gpus": 6}
+#: Seed 002's "30 GB model", its memory table and its one-user story: course.seeds.
+THIRTY = seeds.SEED_002_THIRTY_GB
+STORY = seeds.SEED_002_STORY
 
 model = ui.current_model()
 gpu = ui.current_gpu()
@@ -65,63 +56,7 @@ st.session_state[VALUES_MODEL_KEY] = model.id
 lesson.header(t("memory.title"), t("memory.intro", model=model.name, gpu=gpu.name))
 # "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
 prediction = st.container()
-lesson.presets(
-    [
-        lesson.Preset(
-            label=t("memory.preset_pdf"),
-            help=t("memory.preset_pdf_help"),
-            values={
-                "model": "llama-3.1-8b",
-                "gpu": "rtx-3060-12gb",
-                "context": 20480,
-                "concurrency": 2,
-                "kv_heads": 8,
-                "kv_dtype": "fp16",
-                "weights_dtype": "int8",
-            },
-        ),
-        lesson.Preset(
-            label=t("memory.preset_gqa"),
-            help=t("memory.preset_gqa_help"),
-            values={
-                "model": "llama-3.1-8b",
-                "gpu": "h100-sxm",
-                "context": 131072,
-                "concurrency": 1,
-                "kv_heads": 8,
-                "kv_dtype": "fp16",
-                "weights_dtype": "bf16",
-            },
-        ),
-        lesson.Preset(
-            label=t("memory.preset_mha"),
-            help=t("memory.preset_mha_help"),
-            values={
-                "model": "llama-3.1-8b",
-                "gpu": "h100-sxm",
-                "context": 131072,
-                "concurrency": 1,
-                "kv_heads": 32,
-                "kv_dtype": "fp16",
-                "weights_dtype": "bf16",
-            },
-        ),
-        lesson.Preset(
-            label=t("memory.preset_70b"),
-            help=t("memory.preset_70b_help"),
-            values={
-                "model": SEED_002_STORY["model"],
-                "gpu": SEED_002_STORY["gpu"],
-                "context": SEED_002_STORY["context"],
-                "concurrency": 1,
-                "kv_heads": 8,
-                "kv_dtype": SEED_002_STORY["dtype"],
-                "weights_dtype": SEED_002_STORY["dtype"],
-            },
-        ),
-    ],
-    key="mem_presets",
-)
+lesson.scenario_buttons("memory", key="mem_presets")
 
 controls, results = st.columns([1, 2], gap="large")
 
@@ -258,8 +193,7 @@ try:
         )
     )
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=error_text(error)))
-    st.stop()
+    lesson.stop_with(error)
 
 usage = kvcore.MemoryBreakdown(weights_bytes=weights, kv_cache_bytes=cache, overhead_bytes=overhead)
 fixed_part = kvcore.MemoryBreakdown(weights_bytes=weights, kv_cache_bytes=0.0, overhead_bytes=overhead)
@@ -313,7 +247,7 @@ with results:
             room=lesson.mem(max(kv_room, 0.0)),
             users=users_on_card,
             context=ui.num(format_tokens(context_tokens)),
-            u=ui.num(f"{kvcore.DEFAULT_UTILIZATION:.0%}".replace("%", " %")),
+            u=ui.num(percent(kvcore.DEFAULT_UTILIZATION, decimals=0, spaced=True)),
             default_overhead=lesson.mem(kvcore.DEFAULT_OVERHEAD_BYTES),
             serving_room=lesson.mem(max(serving_room, 0.0)),
             serving_users=users_served,
@@ -427,9 +361,9 @@ lesson.chart(heatmap, key="mem_heatmap")
 # ---------------------------------------------------------------- why 30 GB become 60 GB
 
 st.subheader(t("memory.why60_title"))
-thirty = ui.models()[THIRTY_GB_MODEL]
-thirty_kv = kvcore.bytes_per_value(THIRTY_GB_KV)
-thirty_weights = kvcore.model_weights_bytes(thirty, bytes_per_param=kvcore.bytes_per_value(THIRTY_GB_WEIGHTS))
+thirty = ui.models()[THIRTY.model_id]
+thirty_kv = kvcore.bytes_per_value(THIRTY.kv_dtype)
+thirty_weights = kvcore.model_weights_bytes(thirty, bytes_per_param=kvcore.bytes_per_value(THIRTY.weights_dtype))
 thirty_per_token = kvcore.kv_bytes_per_token(thirty, bytes_per_value=thirty_kv)
 thirty_tokens = float(break_even_context_tokens(thirty, weights_bytes=thirty_weights, bytes_per_value=thirty_kv))
 thirty_short_context = 32768  # a common serving limit (vLLM --max-model-len 32768)
@@ -452,7 +386,7 @@ st.markdown(
                     thirty,
                     context_tokens=thirty_tokens,
                     kv_bytes_per_value=thirty_kv,
-                    weights_bytes_per_param=kvcore.bytes_per_value(THIRTY_GB_WEIGHTS),
+                    weights_bytes_per_param=kvcore.bytes_per_value(THIRTY.weights_dtype),
                 )
             )
         ),
@@ -494,11 +428,11 @@ st.subheader(t("memory.seed_title"))
 st.markdown(t("memory.seed_text"))
 catalogue = ui.models()
 rows = []
-for model_id, seed_name, seed_context, seed_gb in SEED_002_TABLE:
-    real_model = catalogue[model_id]
+for row in seeds.SEED_002_CACHE_TABLE:
+    real_model, seed_context = catalogue[row.model_id], row.context_tokens
     rows.append(
         {
-            t("memory.seed_col_model"): seed_name,
+            t("memory.seed_col_model"): row.seed_name,
             t("memory.seed_col_here"): t(
                 "memory.seed_here",
                 name=real_model.name,
@@ -507,7 +441,7 @@ for model_id, seed_name, seed_context, seed_gb in SEED_002_TABLE:
                 heads=real_model.num_attention_heads,
             ),
             t("memory.seed_col_context"): ui.num(format_tokens(seed_context)),
-            t("memory.seed_col_says"): ui.num(f"{seed_gb:g} GB"),
+            t("memory.seed_col_says"): ui.num(f"{row.says_gb:g} GB"),
             t("memory.seed_col_mha"): lesson.mem(float(mha_cache_bytes(real_model, context_tokens=seed_context))),
             t("memory.seed_col_real"): lesson.mem(
                 float(kvcore.kv_cache_bytes(real_model, context_tokens=seed_context))
@@ -522,17 +456,17 @@ st.markdown(
         "memory.seed_units",
         gib=ui.num(format_gib(seed_8b_4k)),
         gb=ui.num(format_gb(seed_8b_4k)),
-        saving_8b=ui.num(f"{kvcore.saving_vs_mha(llama_8b, context_tokens=4096):.1%}"),
-        saving_70b=ui.num(f"{kvcore.saving_vs_mha(llama_70b, context_tokens=4096):.1%}"),
+        saving_8b=ui.num(percent(kvcore.saving_vs_mha(llama_8b, context_tokens=4096), decimals=1)),
+        saving_70b=ui.num(percent(kvcore.saving_vs_mha(llama_70b, context_tokens=4096), decimals=1)),
     )
 )
 st.caption(t("memory.seed_gpt4"))
 
-story_model = catalogue[SEED_002_STORY["model"]]
-story_gpu = ui.gpus()[SEED_002_STORY["gpu"]]
-story_b = kvcore.bytes_per_value(SEED_002_STORY["dtype"])
+story_model = catalogue[STORY.model_id]
+story_gpu = ui.gpus()[STORY.gpu_id]
+story_b = kvcore.bytes_per_value(STORY.dtype)
 story_mha = kvcore.with_changes(story_model, num_key_value_heads=story_model.num_attention_heads)
-story = {"context_tokens": SEED_002_STORY["context"], "kv_bytes_per_value": story_b, "weights_bytes_per_param": story_b}
+story = {"context_tokens": STORY.context_tokens, "kv_bytes_per_value": story_b, "weights_bytes_per_param": story_b}
 story_weights = kvcore.model_weights_bytes(story_model, bytes_per_param=story_b)
 story_total_mha = float(total_memory_bytes(story_mha, **story))
 story_total_real = float(total_memory_bytes(story_model, **story))
@@ -541,15 +475,15 @@ st.markdown(
         "memory.seed_story",
         model=story_model.name,
         gpu=story_gpu.name,
-        says_weights=SEED_002_STORY_SAYS["weights"],
-        says_cache=SEED_002_STORY_SAYS["cache"],
-        says_total=SEED_002_STORY_SAYS["total"],
-        says_gpus=SEED_002_STORY_SAYS["gpus"],
+        says_weights=f"{STORY.says_weights_gb:g}",
+        says_cache=f"{STORY.says_cache_gb:g}",
+        says_total=f"{STORY.says_total_gb:g}",
+        says_gpus=STORY.says_gpus,
         weights_gb=ui.num(format_gb(story_weights)),
         weights_gib=ui.num(format_gib(story_weights)),
         mha_cache=ui.num(
             format_gib(
-                float(mha_cache_bytes(story_model, context_tokens=SEED_002_STORY["context"], bytes_per_value=story_b))
+                float(mha_cache_bytes(story_model, context_tokens=STORY.context_tokens, bytes_per_value=story_b))
             )
         ),
         mha_total=lesson.mem(story_total_mha),

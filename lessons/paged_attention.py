@@ -8,13 +8,12 @@ import streamlit as st
 import kvcore
 import ui
 import ui.practice
-from charts.formatting import percent
+from charts.formatting import percent, times
 from charts.paged_attention import block_map_figure, cell_slots, waste_figure
-from course.seeds import SHAREGPT_ON_OPT
+from course.scenarios import PAGED_ATTENTION_SHAREGPT
 from kvcore.paging import allocation_report, block_map, request_lengths_tokens, requests_that_fit
 from kvcore.units import format_tokens
 from ui import glossary, lesson, t
-from ui.errors import error_text
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -23,14 +22,8 @@ BLOCK_SIZES = (8, 16, 32, 64, 128)
 MAX_MODEL_LENS = (1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072)
 #: The block map draws a small pool: room for this many contiguous reservations.
 MAP_RESERVATIONS = 4
-SHAREGPT = {
-    "pa_mean": int(SHAREGPT_ON_OPT.mean_tokens),
-    "pa_spread": SHAREGPT_ON_OPT.spread,
-    "pa_max_len": SHAREGPT_ON_OPT.max_model_len,
-    "pa_block": SHAREGPT_ON_OPT.block_size,
-    "pa_requests": SHAREGPT_ON_OPT.n_requests,
-    "pa_seed": SHAREGPT_ON_OPT.seed,
-}
+#: The vLLM paper's ShareGPT on OPT, as the widgets' values: their defaults (course.scenarios).
+SHAREGPT = PAGED_ATTENTION_SHAREGPT
 
 model = ui.current_model()
 gpu = ui.current_gpu()
@@ -38,26 +31,7 @@ gpu = ui.current_gpu()
 lesson.header(t("paged_attention.title"), t("paged_attention.intro"))
 # "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
 prediction = st.container()
-lesson.presets(
-    [
-        lesson.Preset(
-            label=t("paged_attention.preset_sharegpt"),
-            help=t("paged_attention.preset_sharegpt_help"),
-            values=SHAREGPT,
-        ),
-        lesson.Preset(
-            label=t("paged_attention.preset_128k"),
-            help=t("paged_attention.preset_128k_help"),
-            values={**SHAREGPT, "pa_mean": 800, "pa_spread": 1.0, "pa_max_len": 131072, "pa_pool": 1048576},
-        ),
-        lesson.Preset(
-            label=t("paged_attention.preset_block_128"),
-            help=t("paged_attention.preset_block_128_help"),
-            values={**SHAREGPT, "pa_block": 128},
-        ),
-    ],
-    key="pa_presets",
-)
+lesson.scenario_buttons("paged_attention", key="pa_presets")
 
 controls, results = st.columns([1, 2], gap="large")
 
@@ -139,8 +113,7 @@ try:
         for scheme in ("contiguous", "paged")
     }
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=error_text(error)))
-    st.stop()
+    lesson.stop_with(error)
 
 
 with results:
@@ -167,7 +140,9 @@ with results:
         f"{fit_contiguous} → {fit_paged}",
         help=t("paged_attention.metric_fit_help", pool=ui.num(format_tokens(pool_tokens))),
     )
-    gain = t("paged_attention.gain_none") if fit_contiguous == 0 else ui.num(f"{fit_paged / fit_contiguous:.1f}×")
+    gain = (
+        t("paged_attention.gain_none") if fit_contiguous == 0 else ui.num(times(fit_paged / fit_contiguous, decimals=1))
+    )
     row[1].metric(t("paged_attention.metric_gain"), gain, help=t("paged_attention.metric_gain_help"))
 
     unit = lesson.memory_unit()

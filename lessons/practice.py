@@ -15,7 +15,6 @@ import ui
 from charts.practice import AnswerPoint, answers_figure
 from course import exercises
 from ui import course, lesson, practice, t
-from ui.errors import error_text
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -85,8 +84,7 @@ try:
         set_number, models=ui.models(), gpus=ui.gpus(), count=MAX_COUNT, topics=chosen_topics
     )
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=error_text(error)))
-    st.stop()
+    lesson.stop_with(error)
 chosen = drawn[:count]
 
 address = f"/practice?ex_set={set_number}&ex_count={count}" + "".join(f"&{TOPICS_KEY}={topic}" for topic in topics)

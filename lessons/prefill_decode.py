@@ -8,12 +8,12 @@ import streamlit as st
 import kvcore
 import ui
 import ui.practice
+from charts import formatting
 from charts.prefill_decode import batch_intensity_figure, roofline_figure, roofline_patches, timeline_figure
+from course import seeds, worked
 from kvcore import units
-from kvcore.units import format_bandwidth, format_bytes_decimal, format_flops, format_seconds, format_tokens
-from ui import glossary, lesson, live_chart, t
-from ui.errors import error_text
-from ui.formula import latex_number
+from kvcore.units import format_bandwidth, format_flops, format_seconds, format_tokens
+from ui import formula, glossary, lesson, live_chart, t
 
 lesson.rerun_alone(__file__)
 
@@ -23,8 +23,6 @@ WEIGHTS_DTYPES = ("bf16", "fp8", "int4")
 KV_DTYPE = "bf16"
 #: The longest prompt the slider offers (the model's own window, if shorter).
 LONGEST_PROMPT_TOKENS = 131_072
-#: The GPU of seed 004's "about 300 FLOPs per byte".
-SEED_GPU_ID = "h100-sxm"
 
 PROMPT_STEP_TOKENS = 128
 BOUND_WORDS = {"compute": "prefill_decode.bound_compute", "memory": "prefill_decode.bound_memory"}
@@ -38,27 +36,6 @@ model = ui.current_model()
 gpu = ui.current_gpu()
 
 
-def tex(formatted: str) -> str:
-    """A number with its unit, formatted by kvcore, as LaTeX: '989.4\\ \\text{TFLOP/s}' (decimal comma in pt)."""
-    number, unit = ui.num(formatted).split(" ", 1)
-    return number.replace(",", "{,}") + r"\ \text{" + unit + "}"
-
-
-def tex_fraction(value: float) -> str:
-    """An efficiency such as 0.5 as LaTeX ('0{,}5' in Portuguese)."""
-    return latex_number(value, lang=ui.language())
-
-
-def money(amount: float) -> str:
-    """An amount of money in the price's currency: 3 decimals below 1, else 2."""
-    return t("prefill_decode.money", amount=ui.num(f"{amount:,.{3 if amount < 1 else 2}f}"))
-
-
-def times(ratio: float) -> str:
-    """A ratio such as '183×' or '4.6×'."""
-    return ui.num(f"{ratio:,.{1 if ratio < 10 else 0}f}×")
-
-
 def roofline_symbolic(name: str, flops: str, moved: str) -> str:
     """A phase's time on the roofline, in symbols (`flops` and `moved` are LaTeX)."""
     return (
@@ -67,73 +44,12 @@ def roofline_symbolic(name: str, flops: str, moved: str) -> str:
     )
 
 
-def roofline_substituted(
-    name: str,
-    *,
-    flops: float,
-    moved: float,
-    peak: float,
-    bandwidth: float,
-    mfu: float,
-    mbu: float,
-    compute_s: float,
-    memory_s: float,
-    result_s: float,
-) -> str:
-    """The same with the page's numbers, one line per term so it fits a phone (LaTeX)."""
-    compute, memory = tex(format_seconds(compute_s)), tex(format_seconds(memory_s))
-    peak_tex, bandwidth_tex = tex(format_flops(peak)), tex(format_bandwidth(bandwidth, decimals=3))
-    flops_tex, moved_tex = tex(units.format_flop(flops)), tex(format_bytes_decimal(moved))
-    return (
-        r"\begin{aligned}"
-        rf"t_\text{{compute}} &= \frac{{{flops_tex}}}{{{peak_tex} \cdot {tex_fraction(mfu)}}}"
-        rf" = {compute} \\"
-        rf"t_\text{{memory}} &= \frac{{{moved_tex}}}{{{bandwidth_tex} \cdot {tex_fraction(mbu)}}}"
-        rf" = {memory} \\"
-        rf"\text{{{name}}} &= \max({compute},\ {memory}) = \mathbf{{{tex(format_seconds(result_s))}}}"
-        r"\end{aligned}"
-    )
-
-
 lesson.header(t("prefill_decode.title"), t("prefill_decode.intro", model=model.name, gpu=gpu.name))
 # "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
 prediction = st.container()
 
 prompt_high = min(LONGEST_PROMPT_TOKENS, model.max_position_embeddings)
-lesson.presets(
-    [
-        lesson.Preset(
-            label=t("prefill_decode.preset_chat"),
-            help=t("prefill_decode.preset_chat_help"),
-            values={"model": "llama-3.1-8b", "gpu": "h100-sxm", "pd_prompt": 1024, "pd_output": 300, "pd_batch": 1},
-        ),
-        lesson.Preset(
-            label=t("prefill_decode.preset_summary"),
-            help=t("prefill_decode.preset_summary_help"),
-            values={"model": "llama-3.1-8b", "gpu": "h100-sxm", "pd_prompt": 32768, "pd_output": 500, "pd_batch": 1},
-        ),
-        lesson.Preset(
-            label=t("prefill_decode.preset_batch"),
-            help=t("prefill_decode.preset_batch_help"),
-            values={"model": "llama-3.1-8b", "gpu": "h100-sxm", "pd_prompt": 1024, "pd_output": 300, "pd_batch": 64},
-        ),
-        lesson.Preset(
-            label=t("prefill_decode.preset_ridge"),
-            help=t("prefill_decode.preset_ridge_help"),
-            values={
-                "model": "llama-3.1-70b",
-                "gpu": SEED_GPU_ID,
-                "pd_prompt": 1024,
-                "pd_output": 300,
-                "pd_batch": 1,
-                "pd_weights": "bf16",
-                "pd_mfu": 1.0,
-                "pd_mbu": 1.0,
-            },
-        ),
-    ],
-    key="pd_presets",
-)
+lesson.scenario_buttons("prefill_decode", key="pd_presets")
 
 controls, results = st.columns([1, 2], gap="large")
 
@@ -201,7 +117,7 @@ try:
     )
     ridge = kvcore.ridge_point(peak_flop_per_s=peak, bandwidth_bytes_per_s=bandwidth)
     knee = kvcore.effective_ridge_point(peak_flop_per_s=peak, bandwidth_bytes_per_s=bandwidth, mfu=mfu, mbu=mbu)
-    seed_gpu = ui.gpus()[SEED_GPU_ID]
+    seed_gpu = ui.gpus()[seeds.SEED_GPU_ID]  # seed 004's "about 300 FLOPs per byte" is an H100's
     seed_ridge = kvcore.ridge_point(
         peak_flop_per_s=seed_gpu.bf16_dense_flop_per_s, bandwidth_bytes_per_s=seed_gpu.bandwidth_bytes_per_s
     )
@@ -213,8 +129,6 @@ try:
     # Prefill: the whole prompt at once.
     prefill_flops = float(kvcore.prefill_flops(model, prompt_tokens=prompt_tokens))
     prefill_moved = float(kvcore.prefill_bytes(model, prompt_tokens=prompt_tokens, **sizes))
-    prefill_compute_s = float(kvcore.compute_time_s(prefill_flops, peak_flop_per_s=peak, mfu=mfu))
-    prefill_memory_s = float(kvcore.memory_time_s(prefill_moved, bandwidth_bytes_per_s=bandwidth, mbu=mbu))
     prefill_intensity = float(kvcore.prefill_intensity_flop_per_byte(model, prompt_tokens=prompt_tokens, **sizes))
 
     # Decode: the step in the middle of the answer stands for every step.
@@ -222,8 +136,6 @@ try:
     step_flops = float(kvcore.decode_flops_per_step(model, context_tokens=step_context, batch=batch))
     step_read = kvcore.decode_bytes_per_step(model, context_tokens=step_context, batch=batch, **sizes)
     step_moved = float(step_read.total)
-    step_compute_s = float(kvcore.compute_time_s(step_flops, peak_flop_per_s=peak, mfu=mfu))
-    step_memory_s = float(kvcore.memory_time_s(step_moved, bandwidth_bytes_per_s=bandwidth, mbu=mbu))
     step_s = float(kvcore.tpot_s(model, context_tokens=step_context, batch=batch, rates=rates, **sizes))
     decode_intensity = float(
         kvcore.decode_intensity_flop_per_byte(model, context_tokens=step_context, batch=batch, **sizes)
@@ -237,7 +149,11 @@ try:
 
     # Memory: does it fit on one GPU?
     weights = kvcore.model_weights_bytes(model, bytes_per_param=weight_bytes_per_param)
-    kv_room = kvcore.kv_budget_bytes(memory_bytes=gpu.memory_bytes, utilization=1.0, weights_bytes=weights)
+    # Does it fit at all: the whole card (kvcore.WHOLE_CARD), stated beside the figure with a server's view.
+    kv_room = kvcore.assumed_budget(
+        memory_bytes=gpu.memory_bytes, weights_bytes=weights, assumptions=kvcore.WHOLE_CARD
+    ).kv_pool_bytes
+    serving_room = kvcore.assumed_budget(memory_bytes=gpu.memory_bytes, weights_bytes=weights).kv_pool_bytes
     final_context = float(kvcore.request_context_tokens(prompt_tokens=prompt_tokens, output_tokens=output_tokens))
     cache = float(
         kvcore.kv_cache_bytes(
@@ -245,13 +161,10 @@ try:
         )
     )
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=error_text(error)))
-    st.stop()
+    lesson.stop_with(error)
 
 prefill_bound = kvcore.bound_by(prefill_intensity, knee)
 decode_bound = kvcore.bound_by(decode_intensity, knee)
-usage = kvcore.MemoryBreakdown(weights_bytes=weights, kv_cache_bytes=cache, overhead_bytes=0.0)
-weights_only = kvcore.MemoryBreakdown(weights_bytes=weights, kv_cache_bytes=0.0, overhead_bytes=0.0)
 
 with results:
     row = st.columns(3)
@@ -302,17 +215,27 @@ with results:
         help=t("prefill_decode.metric_ridge_help"),
     )
 
-    if not weights_only.fits(gpu.memory_bytes):
+    if kv_room < 0:
         st.warning(
             t("prefill_decode.weights_do_not_fit", weights=lesson.mem(weights), memory=lesson.mem(gpu.memory_bytes))
         )
-    elif not usage.fits(gpu.memory_bytes):
+    elif cache > kv_room:
         st.warning(
             t(
                 "prefill_decode.cache_does_not_fit",
                 cache=lesson.mem(cache),
                 users=ui.plural("users.count", batch),
                 room=lesson.mem(kv_room),
+            )
+        )
+    if kv_room < 0 or cache > kv_room:
+        st.caption(
+            t(
+                "prefill_decode.memory_assumptions",
+                memory=lesson.mem(gpu.memory_bytes),
+                u=ui.num(f"{kvcore.DEFAULT_UTILIZATION:.0%}".replace("%", " %")),
+                overhead=lesson.mem(kvcore.DEFAULT_OVERHEAD_BYTES),
+                serving_room=lesson.mem(max(serving_room, 0.0)),
             )
         )
     if final_context > model.max_position_embeddings:
@@ -387,7 +310,7 @@ st.markdown(
         prefill_bound=t(BOUND_WORDS[prefill_bound]),
         decode=ui.num(units.format_flop_per_byte(decode_intensity)),
         decode_bound=t(BOUND_WORDS[decode_bound]),
-        below=times(below_ridge),
+        below=ui.num(formatting.times(below_ridge, decimals=1 if below_ridge < 10 else 0)),
         users=ui.plural("users.count", batch),
         knee=ui.num(units.format_flop_per_byte(knee)),
     )
@@ -413,19 +336,25 @@ if prefill_bound == "memory":
     )
 
 st.subheader(t("prefill_decode.formula_title"))
-roof = {"peak": peak, "bandwidth": bandwidth, "mfu": mfu, "mbu": mbu}
+# The worked steps (course.worked): the same the exercises show, kvcore's values, written in the page's language.
+prefill_steps = worked.roofline(
+    "TTFT",
+    flops=worked.Quantity(symbol="FLOPs", value=prefill_flops, unit="FLOP"),
+    moved=worked.Quantity(symbol="bytes", value=prefill_moved, unit="B"),
+    rates=rates,
+    efficiencies=True,
+)
+step_steps = worked.roofline(
+    "TPOT",
+    flops=worked.Quantity(symbol="FLOPs", value=step_flops, unit="FLOP"),
+    moved=worked.Quantity(symbol="bytes", value=step_moved, unit="B"),
+    rates=rates,
+    efficiencies=True,
+)
 st.markdown(t("prefill_decode.formula_ttft_legend", prompt=ui.num(format_tokens(prompt_tokens))))
 lesson.formula(
     roofline_symbolic("TTFT", r"\text{FLOPs}", r"\text{bytes}"),
-    roofline_substituted(
-        "TTFT",
-        flops=prefill_flops,
-        moved=prefill_moved,
-        **roof,
-        compute_s=prefill_compute_s,
-        memory_s=prefill_memory_s,
-        result_s=timeline.ttft_s,
-    ),
+    formula.roofline_latex(prefill_steps, name="TTFT", lang=ui.language()),
 )
 st.markdown(
     t(
@@ -438,21 +367,12 @@ st.markdown(
 )
 lesson.formula(
     roofline_symbolic("TPOT", r"\text{FLOPs}_\text{step}", r"\text{bytes}_\text{step}"),
-    roofline_substituted(
-        "TPOT",
-        flops=step_flops,
-        moved=step_moved,
-        **roof,
-        compute_s=step_compute_s,
-        memory_s=step_memory_s,
-        result_s=step_s,
-    ),
+    formula.roofline_latex(step_steps, name="TPOT", lang=ui.language()),
 )
 st.markdown(t("prefill_decode.formula_ridge_legend"))
 lesson.formula(
     r"\text{ridge} = \frac{P}{BW}",
-    rf"\text{{ridge}} = \frac{{{tex(format_flops(peak))}}}{{{tex(format_bandwidth(bandwidth, decimals=3))}}}"
-    rf" = \mathbf{{{tex(units.format_flop_per_byte(ridge))}}}",
+    formula.ridge_latex(worked.ridge(peak_flop_per_s=peak, bandwidth_bytes_per_s=bandwidth), lang=ui.language()),
 )
 st.caption(t("prefill_decode.formula_units"))
 
@@ -542,27 +462,27 @@ try:
     output_cost = float(kvcore.cost_per_million_tokens(output_rate, price_per_gpu_hour=price))
     ratio = float(kvcore.output_to_input_cost_ratio(input_tokens_per_s=input_rate, output_tokens_per_s=output_rate))
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=error_text(error)))
-    st.stop()
+    lesson.stop_with(error)
 with cost_column:
     row = st.columns(3)
     row[0].metric(
         t("prefill_decode.metric_input_cost"),
-        money(input_cost),
+        t("prefill_decode.money", amount=ui.num(formatting.money(input_cost))),
         help=t("prefill_decode.metric_input_cost_help", rate=ui.num(units.format_tokens_per_s(input_rate))),
     )
     row[1].metric(
         t("prefill_decode.metric_output_cost"),
-        money(output_cost),
+        t("prefill_decode.money", amount=ui.num(formatting.money(output_cost))),
         help=t("prefill_decode.metric_output_cost_help", rate=ui.num(units.format_tokens_per_s(output_rate))),
     )
-    row[2].metric(t("prefill_decode.metric_ratio"), times(ratio), help=t("prefill_decode.metric_ratio_help"))
+    ratio_text = ui.num(formatting.times(ratio, decimals=1 if ratio < 10 else 0))  # '4.6×', '183×'
+    row[2].metric(t("prefill_decode.metric_ratio"), ratio_text, help=t("prefill_decode.metric_ratio_help"))
 st.markdown(
     t(
         "prefill_decode.cost_text",
         input_rate=ui.num(units.format_tokens_per_s(input_rate)),
         output_rate=ui.num(units.format_tokens_per_s(output_rate)),
-        ratio=times(ratio),
+        ratio=ratio_text,
         users=ui.plural("users.count", batch),
     )
 )

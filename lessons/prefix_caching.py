@@ -8,25 +8,22 @@ import streamlit as st
 import kvcore
 import ui
 import ui.practice
+from charts.formatting import number, percent
 from charts.prefix_caching import cost_figure, prefix_memory_figure
+from course import seeds
+from course.scenarios import PREFIX_CACHING_SEED_002
 from kvcore.paging import cached_prefix_tokens, prefix_memory, prefix_prefill, prompt_cache_cost
 from kvcore.units import format_flop, format_seconds, format_tokens
 from ui import glossary, lesson, t
-from ui.errors import error_text
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
 
 BLOCK_SIZES = (8, 16, 32, 64, 128)
-#: Seed 002: 100 requests share a 2,000-token system prompt.
-SEED_002 = {
-    "pc_prefix": 2000,
-    "pc_suffix": 200,
-    "pc_requests": 100,
-    "pc_block": 16,
-    "pc_interval": 10,
-    "pc_ttl": 300,
-}
+#: Seed 002: 100 requests share a 2,000-token system prompt (course.seeds); as the widgets' values, their
+#: defaults (course.scenarios).
+SCENARIO = seeds.SEED_002_PREFIX
+SEED_002 = PREFIX_CACHING_SEED_002
 
 model = ui.current_model()
 gpu = ui.current_gpu()
@@ -34,24 +31,7 @@ gpu = ui.current_gpu()
 lesson.header(t("prefix_caching.title"), t("prefix_caching.intro"))
 # "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
 prediction = st.container()
-lesson.presets(
-    [
-        lesson.Preset(
-            label=t("prefix_caching.preset_seed"), help=t("prefix_caching.preset_seed_help"), values=SEED_002
-        ),
-        lesson.Preset(
-            label=t("prefix_caching.preset_short"),
-            help=t("prefix_caching.preset_short_help"),
-            values={**SEED_002, "pc_prefix": 12},
-        ),
-        lesson.Preset(
-            label=t("prefix_caching.preset_slow"),
-            help=t("prefix_caching.preset_slow_help"),
-            values={**SEED_002, "pc_interval": 600},
-        ),
-    ],
-    key="pc_presets",
-)
+lesson.scenario_buttons("prefix_caching", key="pc_presets")
 
 controls, results = st.columns([1, 2], gap="large")
 
@@ -102,7 +82,7 @@ with controls:
             key="pc_read",
             min_value=0.0,
             max_value=1.0,
-            value=0.10,
+            value=SCENARIO.read_price_fraction,
             step=0.01,
             help=t("prefix_caching.read_help"),
         )
@@ -111,7 +91,7 @@ with controls:
             key="pc_write",
             min_value=0.5,
             max_value=2.0,
-            value=1.0,
+            value=SCENARIO.write_price_fraction,
             step=0.05,
             help=t("prefix_caching.write_help"),
         )
@@ -151,13 +131,12 @@ try:
         **common,
     )
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=error_text(error)))
-    st.stop()
+    lesson.stop_with(error)
 
 
 def usd(value: float) -> str:
     """A price in USD, with four decimals below one dollar (a single request costs fractions of a cent)."""
-    return ui.num(f"{value:,.{2 if abs(value) >= 1 else 4}f} USD")
+    return ui.num(number(value, decimals=2 if abs(value) >= 1 else 4) + " USD")
 
 
 shared_blocks = int(cached // block_size)
@@ -176,7 +155,7 @@ with results:
     row[1].metric(
         t("prefix_caching.metric_memory"),
         lesson.mem(float(memory.saved_bytes)),
-        delta=ui.num(f"{float(memory.saved_fraction):.0%}"),
+        delta=ui.num(percent(float(memory.saved_fraction), decimals=0)),
         delta_color="off",
         delta_arrow="off",
         help=t("prefix_caching.metric_memory_help"),
@@ -195,7 +174,7 @@ with results:
     row[2].metric(
         t("prefix_caching.metric_cost_saved"),
         usd(float(cost.saved_usd)),
-        delta=ui.num(f"{float(cost.saved_fraction):.0%}"),
+        delta=ui.num(percent(float(cost.saved_fraction), decimals=0)),
         delta_color="off",
         delta_arrow="off",
     )

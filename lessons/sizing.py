@@ -12,11 +12,12 @@ import streamlit as st
 import kvcore
 import ui
 import ui.practice
+from charts.formatting import percent
 from charts.sizing import context_per_user_figure, sizing_waterfall_figure
+from course import seeds
 from kvcore.capacity import max_context_tokens, pool_headroom, pool_share, preemption_risk, sizing_steps
 from kvcore.units import GiB, format_bytes, format_tokens
 from ui import glossary, lesson, t
-from ui.errors import error_text
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -28,26 +29,13 @@ TP_SIZES = (1, 2, 4, 8)
 MAX_USERS = 256
 #: The shared default assumptions (kvcore.DEFAULT_ASSUMPTIONS): every page starts from the same u and overhead.
 DEFAULT_OVERHEAD_GIB = kvcore.DEFAULT_OVERHEAD_BYTES / GiB
-#: Seed 000's long user: "one user with 128 thousand tokens takes half the server".
-LONG_USER_TOKENS = 131072
-#: Seed 000's dashboard: a "max context" of 262,144 tokens (all live sequences together).
-DASHBOARD_TOKENS = 262144
-#: Seed 000's outage, as the seed counts it: a 12 GB card, a 9 GB model, 40-page PDFs of ~20k tokens
-#: (20,480 tokens = 2.5 GiB at 128 KiB/token, the seed's "about 2.5 GiB"), K and V in FP16.
-SEED_STORY = {"model": "llama-3.1-8b", "card_gib": 12, "model_gib": 9, "pdf_tokens": 20480, "kv_dtype": "fp16"}
-#: The same outage with real figures: Llama 3.1 8B in INT8 (7.48 GiB) plus 1.5 GiB of overhead is the
-#: seed's "9 GB", on the 12 GiB RTX 3060, with vLLM's default u = 0.90.
-PDF_PRESET = {
-    "model": "llama-3.1-8b",
-    "gpu": "rtx-3060-12gb",
-    "sz_utilization": 0.90,
-    "sz_users": 2,
-    "sz_context": 20480,
-    "sz_kv_dtype": "fp16",
-    "sz_weights_dtype": "int8",
-    "sz_overhead": 1.5,
-    "sz_tp": 1,
-}
+#: Seed 000's dashboard (a "max context" of 262,144 tokens, one user of 128k, 88 % of VRAM), its outage as it
+#: counts it (a 12 GB card, a 9 GB model, PDFs of 2.5 GiB) and the same outage with real figures (the PDF
+#: scenario's values, course.scenarios): course.seeds.
+DASHBOARD = seeds.SEED_000_DASHBOARD
+LONG_USER_TOKENS = DASHBOARD.long_user_tokens
+STORY = seeds.SEED_000_OUTAGE
+REAL = seeds.SEED_000_OUTAGE_SERVER
 
 model = ui.current_model()
 gpu = ui.current_gpu()
@@ -55,46 +43,7 @@ gpu = ui.current_gpu()
 lesson.header(t("sizing.title"), t("sizing.intro"))
 # "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
 prediction = st.container()
-lesson.presets(
-    [
-        lesson.Preset(
-            label=t("sizing.preset_pdf"),
-            help=t("sizing.preset_pdf_help"),
-            values=PDF_PRESET,
-        ),
-        lesson.Preset(
-            label=t("sizing.preset_dashboard"),
-            help=t("sizing.preset_dashboard_help"),
-            values={
-                "model": "llama-3.1-70b",
-                "gpu": "h100-sxm",
-                "sz_utilization": 0.88,
-                "sz_users": 16,
-                "sz_context": 8192,
-                "sz_kv_dtype": "bf16",
-                "sz_weights_dtype": "fp8",
-                "sz_overhead": 1.0,
-                "sz_tp": 2,
-            },
-        ),
-        lesson.Preset(
-            label=t("sizing.preset_long_user"),
-            help=t("sizing.preset_long_user_help"),
-            values={
-                "model": "llama-3.1-70b",
-                "gpu": "h100-sxm",
-                "sz_utilization": 0.88,
-                "sz_users": 1,
-                "sz_context": LONG_USER_TOKENS,
-                "sz_kv_dtype": "bf16",
-                "sz_weights_dtype": "fp8",
-                "sz_overhead": 1.0,
-                "sz_tp": 2,
-            },
-        ),
-    ],
-    key="sz_presets",
-)
+lesson.scenario_buttons("sizing", key="sz_presets")
 
 controls, results = st.columns([1, 2], gap="large")
 
@@ -178,7 +127,7 @@ try:
         bytes_per_value=kv_bytes_per_value,
         tp=tp,
     )
-    dashboard_pool = DASHBOARD_TOKENS * steps.bytes_per_token
+    dashboard_pool = DASHBOARD.pool_tokens * steps.bytes_per_token
     dashboard_share = float(
         pool_share(
             model,
@@ -189,8 +138,7 @@ try:
         )
     )
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=error_text(error)))
-    st.stop()
+    lesson.stop_with(error)
 
 risk = preemption_risk(headroom)
 unit = lesson.memory_unit()
@@ -243,7 +191,7 @@ alarm = {
     "context": ui.num(format_tokens(context_tokens)),
     "demand": lesson.mem(demand),
     "pool": lesson.mem(max(steps.kv_pool_bytes, 0.0)),
-    "percent": ui.num(f"{1 / headroom:.0%}") if headroom > 0 else "∞",
+    "percent": ui.num(percent(1 / headroom, decimals=0)) if headroom > 0 else "∞",
     "fit": users_that_fit,
 }
 if not steps.fits:
@@ -366,18 +314,18 @@ st.subheader(t("sizing.dashboard_title"))
 shares = {
     "tokens": tokens,
     "long": ui.num(format_tokens(long_tokens)),
-    "long_share": ui.num(f"{long_share:.0%}") if steps.fits else "∞",
+    "long_share": ui.num(percent(long_share, decimals=0)) if steps.fits else "∞",
     "declared": ui.num(format_tokens(model.max_position_embeddings)),
-    "declared_share": ui.num(f"{declared_share:.0%}") if steps.fits else "∞",
+    "declared_share": ui.num(percent(declared_share, decimals=0)) if steps.fits else "∞",
 }
 st.markdown(
     t(
         "sizing.dashboard_text",
-        seed_tokens=ui.num(format_tokens(DASHBOARD_TOKENS)),
+        seed_tokens=ui.num(format_tokens(DASHBOARD.pool_tokens)),
         seed_long=ui.num(format_tokens(LONG_USER_TOKENS)),
         model=model.name,
         seed_pool=lesson.mem(dashboard_pool),
-        seed_share=ui.num(f"{dashboard_share:.0%}"),
+        seed_share=ui.num(percent(dashboard_share, decimals=0)),
         **shares,
     )
 )
@@ -387,25 +335,21 @@ st.markdown(t("sizing.preemption_text"))
 # ---------------------------------------------------------------- seed 000's outage, recomputed
 
 st.subheader(t("sizing.story_title"))
-story_model = ui.models()[SEED_STORY["model"]]
-story_b = kvcore.bytes_per_value(SEED_STORY["kv_dtype"])
-story_pdf = float(
-    kvcore.sequence_kv_bytes(story_model, context_tokens=SEED_STORY["pdf_tokens"], bytes_per_value=story_b)
-)
-story_room = kvcore.kv_budget_bytes(
-    memory_bytes=SEED_STORY["card_gib"] * GiB, utilization=1.0, weights_bytes=SEED_STORY["model_gib"] * GiB
-)
+story_model = ui.models()[seeds.SEED_000_MODEL_ID]
+story_b = kvcore.bytes_per_value(STORY.kv_dtype)
+story_pdf = float(kvcore.sequence_kv_bytes(story_model, context_tokens=STORY.pdf_tokens, bytes_per_value=story_b))
+story_room = kvcore.kv_budget_bytes(memory_bytes=STORY.card_bytes, utilization=1.0, weights_bytes=STORY.weights_bytes)
 story_users = int(kvcore.max_users(kv_pool_bytes=story_room, sequence_bytes=story_pdf))
 st.markdown(
     t(
         "sizing.story_text",
         model=story_model.name,
-        pdf_tokens=ui.num(format_tokens(SEED_STORY["pdf_tokens"])),
+        pdf_tokens=ui.num(format_tokens(STORY.pdf_tokens)),
         per_token=ui.num(format_bytes(kvcore.kv_bytes_per_token(story_model, bytes_per_value=story_b))),
         pdf=ui.num(format_bytes(story_pdf)),
         two=ui.num(format_bytes(2 * story_pdf)),
-        card=SEED_STORY["card_gib"],
-        model_size=SEED_STORY["model_gib"],
+        card=f"{STORY.card_bytes / GiB:g}",
+        model_size=f"{STORY.weights_bytes / GiB:g}",
         room=ui.num(format_bytes(story_room)),
         fit=story_users,
         next_user=story_users + 1,
@@ -413,18 +357,16 @@ st.markdown(
 )
 real = sizing_steps(
     story_model,
-    memory_bytes=ui.gpus()[PDF_PRESET["gpu"]].memory_bytes,
-    utilization=PDF_PRESET["sz_utilization"],
-    weights_bytes=kvcore.model_weights_bytes(
-        story_model, bytes_per_param=kvcore.bytes_per_value(PDF_PRESET["sz_weights_dtype"])
-    ),
-    overhead_bytes=PDF_PRESET["sz_overhead"] * GiB,
+    memory_bytes=ui.gpus()[REAL.gpu_id].memory_bytes,
+    utilization=REAL.utilization,
+    weights_bytes=kvcore.model_weights_bytes(story_model, bytes_per_param=kvcore.bytes_per_value(REAL.weights_dtype)),
+    overhead_bytes=REAL.overhead_bytes,
     bytes_per_value=story_b,
 )
 st.markdown(
     t(
         "sizing.story_here",
-        gpu=ui.gpus()[PDF_PRESET["gpu"]].name,
+        gpu=ui.gpus()[REAL.gpu_id].name,
         weights=ui.num(format_bytes(real.weights_bytes)),
         overhead=ui.num(format_bytes(real.overhead_bytes)),
         both=ui.num(format_bytes(real.weights_bytes + real.overhead_bytes)),

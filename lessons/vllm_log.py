@@ -10,11 +10,11 @@ import streamlit as st
 import kvcore
 import ui
 import ui.practice
+from charts.formatting import count, times
 from charts.vllm_log import checks_ratio_figure, ratio_checks, users_by_context_figure
-from kvcore.units import format_bytes, format_tokens
+from kvcore.units import format_bytes
 from kvcore.vllm_log import MAX_LINES, MAX_TEXT_CHARS, Check, VllmLog, parse_vllm_log, reconcile
 from ui import glossary, lesson, t
-from ui.errors import error_text
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -172,13 +172,8 @@ try:
         weights_bytes_per_param=kvcore.bytes_per_value("int8") if weights == "int8" else None,
     )
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=error_text(error)))
-    st.stop()
+    lesson.stop_with(error)
 advice = result.advice
-
-
-def tokens(value: float) -> str:
-    return ui.num(format_tokens(value))
 
 
 def shown_value(value: float | None, unit: str) -> str:
@@ -190,8 +185,8 @@ def shown_value(value: float | None, unit: str) -> str:
     if unit == "bytes_per_token":
         return t("vllm_log.per_token", size=ui.num(format_bytes(value)))
     if unit == "requests":
-        return ui.num(f"{value:,.2f}×")
-    return tokens(value)
+        return ui.num(times(value, decimals=2))
+    return count(value, ui.separators())
 
 
 def field_value(name: str, value: object) -> str:
@@ -201,7 +196,7 @@ def field_value(name: str, value: object) -> str:
     if name in BYTE_FIELDS and isinstance(value, float):
         return lesson.mem(value)
     if isinstance(value, int):
-        return tokens(value)
+        return count(value, ui.separators())
     if isinstance(value, float):
         return ui.num(f"{value:g}")
     return str(value)
@@ -211,7 +206,9 @@ def field_value(name: str, value: object) -> str:
 
 # The box stops at MAX_TEXT_CHARS, so a paste that reaches it was probably cut short.
 if log.truncated or len(text or "") >= MAX_TEXT_CHARS:
-    st.warning(t("vllm_log.truncated", chars=tokens(MAX_TEXT_CHARS), lines=tokens(MAX_LINES)))
+    st.warning(
+        t("vllm_log.truncated", chars=count(MAX_TEXT_CHARS, ui.separators()), lines=count(MAX_LINES, ui.separators()))
+    )
 if not log.recognised:
     st.info(t("vllm_log.nothing_recognised"), icon=":material/content_paste:")
 else:
@@ -242,7 +239,9 @@ if advice.num_blocks is not None:
         separators=ui.separators(),
         labels={
             "title": t("vllm_log.users_title"),
-            "subtitle": t("vllm_log.users_subtitle", model=model.name, blocks=tokens(advice.num_blocks)),
+            "subtitle": t(
+                "vllm_log.users_subtitle", model=model.name, blocks=count(advice.num_blocks, ui.separators())
+            ),
             "x_title": t("vllm_log.users_x"),
             "y_title": t("vllm_log.users_y"),
             "curve": t("vllm_log.users_curve"),
@@ -263,21 +262,21 @@ st.subheader(t("vllm_log.advice_title"))
 row = st.columns(3)
 row[0].metric(
     t("vllm_log.metric_longest"),
-    tokens(advice.longest_context_tokens) if advice.longest_context_tokens is not None else "—",
+    count(advice.longest_context_tokens, ui.separators()) if advice.longest_context_tokens is not None else "—",
     help=t("vllm_log.metric_longest_help"),
 )
 row[1].metric(
-    t("vllm_log.metric_users", context=tokens(context_tokens)),
+    t("vllm_log.metric_users", context=count(context_tokens, ui.separators())),
     ui.num(f"{advice.users_at_context:,.2f}") if advice.users_at_context is not None else "—",
     help=t("vllm_log.metric_users_help"),
 )
 row[2].metric(
     t("vllm_log.metric_fp8"),
-    tokens(advice.fp8_longest_context_tokens) if advice.fp8_longest_context_tokens is not None else "—",
+    count(advice.fp8_longest_context_tokens, ui.separators()) if advice.fp8_longest_context_tokens is not None else "—",
     help=t("vllm_log.metric_fp8_help"),
 )
 if advice.requested_max_model_len is not None and advice.missing_bytes is not None:
-    length = tokens(advice.requested_max_model_len)
+    length = count(advice.requested_max_model_len, ui.separators())
     if advice.missing_bytes <= 0:
         st.success(
             t(
@@ -302,7 +301,7 @@ if advice.requested_max_model_len is not None and advice.missing_bytes is not No
         if advice.fp8_users_at_requested is not None:
             message += " " + t("vllm_log.advice_fp8", users=ui.num(f"{advice.fp8_users_at_requested:,.2f}"))
         if advice.longest_context_tokens is not None:
-            message += " " + t("vllm_log.advice_shorter", longest=tokens(advice.longest_context_tokens))
+            message += " " + t("vllm_log.advice_shorter", longest=count(advice.longest_context_tokens, ui.separators()))
         st.warning(message, icon=":material/warning:")
     if assumed_total or assumed_utilization:
         st.caption(t("vllm_log.advice_assumed", gpu=gpu.name, u=ui.num(f"{DEFAULT_UTILIZATION:.2f}")))

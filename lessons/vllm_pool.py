@@ -9,11 +9,11 @@ import streamlit as st
 import kvcore
 import ui
 import ui.practice
+from charts.formatting import times
 from charts.vllm_pool import pool_waterfall_figure, utilization_figure
 from kvcore.units import GiB, format_bytes, format_tokens
-from kvcore.vllm_pool import pool_log, pool_tokens_curve, stage_layers, startup_log_lines
+from kvcore.vllm_pool import pool_curve, pool_log, stage_layers, startup_log_lines
 from ui import glossary, lesson, t
-from ui.errors import error_text
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -23,22 +23,6 @@ BLOCK_SIZES = (16, 32)
 TP_SIZES = (1, 2, 4, 8)
 PP_SIZES = (1, 2, 4)
 CP_SIZES = (1, 2, 4)
-#: vLLM issue #10517: Llama 3.1 8B, max_model_len 20,000 on a 24 GiB card at u = 0.90. Without chunked
-#: prefill the profile run is max_model_len tokens long, so max_num_batched_tokens = 20,000 too.
-ISSUE_PRESET = {
-    "model": "llama-3.1-8b",
-    "gpu": "rtx-4090",
-    "vp_utilization": 0.90,
-    "vp_max_model_len": 20000,
-    "vp_batched_tokens": 20000,
-    "vp_non_torch": 0.5,
-    "vp_cuda_graphs": 0.5,
-    "vp_block_size": 16,
-    "vp_kv_dtype": "bf16",
-    "vp_tp": 1,
-    "vp_pp": 1,
-    "vp_cp": 1,
-}
 UTILIZATION_AXIS = np.round(np.arange(0.50, 0.981, 0.01), 2)
 
 model = ui.current_model()
@@ -47,36 +31,7 @@ gpu = ui.current_gpu()
 lesson.header(t("vllm_pool.title"), t("vllm_pool.intro"))
 # "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
 prediction = st.container()
-lesson.presets(
-    [
-        lesson.Preset(label=t("vllm_pool.preset_issue"), help=t("vllm_pool.preset_issue_help"), values=ISSUE_PRESET),
-        lesson.Preset(
-            label=t("vllm_pool.preset_70b"),
-            help=t("vllm_pool.preset_70b_help"),
-            values={
-                **ISSUE_PRESET,
-                "model": "llama-3.1-70b",
-                "gpu": "h100-sxm",
-                "vp_max_model_len": 131072,
-                "vp_batched_tokens": 8192,
-                "vp_tp": 4,
-            },
-        ),
-        lesson.Preset(
-            label=t("vllm_pool.preset_deepseek"),
-            help=t("vllm_pool.preset_deepseek_help"),
-            values={
-                **ISSUE_PRESET,
-                "model": "deepseek-v3",
-                "gpu": "h200",
-                "vp_max_model_len": 131072,
-                "vp_batched_tokens": 8192,
-                "vp_tp": 8,
-            },
-        ),
-    ],
-    key="vp_presets",
-)
+lesson.scenario_buttons("vllm_pool", key="vp_presets")
 
 controls, results = st.columns([1, 2], gap="large")
 
@@ -158,25 +113,12 @@ try:
         pp=pp,
         cp=cp,
     )
-    curve_blocks, curve_tokens = pool_tokens_curve(
-        model,
-        memory_bytes=gpu.memory_bytes,
-        utilization=UTILIZATION_AXIS,
-        weights_bytes=weights,
-        max_num_batched_tokens=batched_tokens,
-        non_torch_bytes=non_torch_gib * GiB,
-        cuda_graph_bytes=graphs_gib * GiB,
-        block_size=block_size,
-        bytes_per_value=kv_bytes,
-        tp=tp,
-        pp=pp,
-        cp=cp,
-    )
+    # The same server along u: its terms and blocks, vectorised (kvcore.vllm_pool.pool_curve).
+    curve_blocks, curve_tokens = pool_curve(log, utilization=UTILIZATION_AXIS)
     heads_per_rank = kvcore.kv_heads_per_gpu(max(model.num_key_value_heads, 1), tp)
     layers_per_stage = stage_layers(model.num_hidden_layers, pp)
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=error_text(error)))
-    st.stop()
+    lesson.stop_with(error)
 
 unit = lesson.memory_unit()
 lines = startup_log_lines(log)
@@ -189,7 +131,7 @@ with results:
     row[0].metric(t("vllm_pool.metric_tokens"), ui.num(format_tokens(log.tokens)))
     row[1].metric(
         t("vllm_pool.metric_concurrency", length=ui.num(format_tokens(max_model_len))),
-        ui.num(f"{log.max_concurrency:.2f}×"),
+        ui.num(times(log.max_concurrency, decimals=2)),
     )
     figure = pool_waterfall_figure(
         log=log,

@@ -9,6 +9,7 @@ import kvcore
 import ui
 import ui.practice
 from charts.why_cache import cumulative_work_figure, step_work_figure, token_grid_figure
+from course import seeds
 from kvcore.attention import (
     forward_flops_with_cache,
     forward_flops_without_cache,
@@ -27,7 +28,6 @@ from kvcore.units import (
     format_tokens,
 )
 from ui import glossary, lesson, t
-from ui.errors import error_text
 from ui.formula import formula_terms, latex_number, result_latex
 
 lesson.rerun_alone(__file__)
@@ -38,10 +38,8 @@ DEFAULT_TOKENS = 1000
 #: The grid stays readable on a phone up to about two dozen steps.
 MAX_GRID_STEPS = 24
 DEFAULT_GRID_STEPS = 8
-#: Seed 000: "generating token number 1,000 would recompute the K and V of the 999 before it".
-SEED_STEP = 1000
-#: Seed 000: a 40-page PDF is about 20 thousand tokens.
-PDF_TOKENS = 20000
+#: Seed 000: "generating token number 1,000 would recompute the K and V of the 999 before it" (course.seeds).
+SEED_STEP = seeds.SEED_000_RECOMPUTE_TOKENS
 
 model = ui.current_model()
 gpu = ui.current_gpu()
@@ -50,26 +48,7 @@ lang = ui.language()
 lesson.header(t("why_cache.title"), t("why_cache.intro"))
 # "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
 prediction = st.container()
-lesson.presets(
-    [
-        lesson.Preset(
-            label=t("why_cache.preset_small"),
-            help=t("why_cache.preset_small_help"),
-            values={"wc_tokens": DEFAULT_GRID_STEPS, "wc_steps": DEFAULT_GRID_STEPS},
-        ),
-        lesson.Preset(
-            label=t("why_cache.preset_chat"),
-            help=t("why_cache.preset_chat_help"),
-            values={"wc_tokens": DEFAULT_TOKENS},
-        ),
-        lesson.Preset(
-            label=t("why_cache.preset_pdf"),
-            help=t("why_cache.preset_pdf_help"),
-            values={"model": "llama-3.1-8b", "gpu": "rtx-3060-12gb", "wc_tokens": PDF_TOKENS},
-        ),
-    ],
-    key="wc_presets",
-)
+lesson.scenario_buttons("why_cache", key="wc_presets")
 
 maximum = min(model.max_position_embeddings, MAX_TOKENS)
 tokens = lesson.slider(
@@ -96,8 +75,7 @@ try:
     forward_without = float(forward_flops_without_cache(model, generated_tokens=tokens))
     forward_with = float(forward_flops_with_cache(model, generated_tokens=tokens))
 except ValueError as error:
-    st.error(t("error.bad_combination", detail=error_text(error)))
-    st.stop()
+    lesson.stop_with(error)
 
 decimal = lesson.memory_unit() == "GB"
 

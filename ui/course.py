@@ -28,6 +28,7 @@ import streamlit as st
 
 import ui
 from course import lessons
+from course.paths import DEFAULT_PATH, PATHS
 from ui import practice, t
 
 #: Every lesson (each with a quiz), in the order of the navigation (its file is lessons/<stem>.py):
@@ -148,23 +149,7 @@ def all_steps() -> list[Step]:
 
 # ---------------------------------------------------------------- named paths
 
-#: The course module's order (seed 002), a quiz after each lesson, exercises at the end.
-SEED_MODULE = (
-    "why_cache,quiz:why_cache,memory,quiz:memory,attention_variants,quiz:attention_variants,"
-    "prefill_decode,quiz:prefill_decode,decode_speed,quiz:decode_speed,flash_attention,quiz:flash_attention,"
-    "kv_quantization,quiz:kv_quantization,sizing,quiz:sizing,prefix_caching,quiz:prefix_caching,"
-    "paged_attention,quiz:paged_attention,preemption,quiz:preemption,agent_1m,quiz:agent_1m,practice:1"
-)
-PATHS = {
-    "seed_module": SEED_MODULE,
-    "serving_engineer": (
-        "vllm_pool,quiz:vllm_pool,vllm_log,quiz:vllm_log,paged_attention,quiz:paged_attention,"
-        "prefix_caching,quiz:prefix_caching,preemption,quiz:preemption,sizing,quiz:sizing,practice:2"
-    ),
-    "first_class": "why_cache,memory,quiz:memory,attention_variants,prefill_decode,quiz:prefill_decode,"
-    "flash_attention,quiz:flash_attention",
-}
-DEFAULT_PATH = "seed_module"
+# The paths themselves (PATHS, DEFAULT_PATH) are course material: course.paths.
 PATH_TITLES = {
     "seed_module": "course.path_seed_module",
     "serving_engineer": "course.path_serving_engineer",
@@ -226,7 +211,7 @@ def course_from_url(params: Mapping[str, str] | None = None) -> Course | None:
             return None
         return Course(CUSTOM, tuple(steps), _step_number(query.get(STEP_KEY), len(steps)), tuple(dropped))
     path_id = query.get(ID_KEY)
-    if path_id in PATHS:
+    if path_id is not None and path_id in PATHS:
         return named_course(path_id, _step_number(query.get(STEP_KEY), len(parse_path(PATHS[path_id])[0])))
     return None
 

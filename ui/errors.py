@@ -49,6 +49,17 @@ TEXTS: Mapping[str, str] = MappingProxyType(
         "lengths_not_whole": "errors.lengths_not_whole",
         "request_too_long": "errors.request_too_long",
         "no_layers": "errors.no_layers",
+        "above_maximum": "errors.above_maximum",
+        "last_step_exceeds_context": "errors.last_step_exceeds_context",
+        "no_mla_layers": "errors.no_mla_layers",
+        # kvcore.budget, kvcore.vllm_pool
+        "repeated_budget_term": "errors.repeated_budget_term",
+        "pp_exceeds_layers": "errors.pp_exceeds_layers",
+        # kvcore.agent
+        "no_tensor_parallel_size": "errors.no_tensor_parallel_size",
+        "no_kv_blocks": "errors.no_kv_blocks",
+        "attention_not_finite": "errors.attention_not_finite",
+        "attention_no_mass": "errors.attention_no_mass",
         # kvcore.data
         "data_unreadable": "errors.data_unreadable",
         "data_bad_header": "errors.data_bad_header",

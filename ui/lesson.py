@@ -21,14 +21,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import streamlit as st
 
 from charts import formatting
 from charts.formatting import latex_quantity
+from course.scenarios import SCENARIOS
 from kvcore.units import GB, GiB
 from ui import check_url_value, separators, t
+from ui.errors import error_text
 from ui.live_chart import Follow, live_chart
 
 T = TypeVar("T")
@@ -114,6 +116,27 @@ def presets(choices: Sequence[Preset], *, key: str) -> None:
         )
     if st.session_state.pop(_SIDEBAR_CHANGED, False):
         st.rerun(scope="app")  # the lesson reran alone: redraw the sidebar's pickers with the preset's model/GPU
+
+
+def stop_with(error: BaseException) -> NoReturn:
+    """Stop the page with "these settings do not fit together" and `error`, worded in the reader's language."""
+    st.error(t("error.bad_combination", detail=error_text(error)))
+    st.stop()
+
+
+def scenario_buttons(stem: str, *, key: str) -> None:
+    """The row of lesson `stem`'s one-click scenarios (``course.scenarios.SCENARIOS[stem]``), as ``presets``."""
+    presets(
+        [
+            Preset(
+                label=t(scenario.label_key),
+                values=scenario.values,
+                help=t(scenario.help_key) if scenario.help_key else None,
+            )
+            for scenario in SCENARIOS[stem]
+        ],
+        key=key,
+    )
 
 
 def _apply(values: dict[str, Any]) -> None:

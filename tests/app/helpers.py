@@ -1,4 +1,5 @@
-"""What the AppTest page tests share: opening a page, reading a metric, a figure, an error.
+"""What the AppTest page and chart tests share: opening a page, reading a metric, a caption, a figure, a trace,
+an error; the CLI's JSON; the models and GPUs that stress a page.
 
 Imported by the tests (``from tests.app.helpers import metric, page_opener``); the
 fixtures (``app``, ``models``, ``gpus``) stay in conftest.py.
@@ -8,13 +9,25 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
 from i18n import LANGUAGES, translate
+from kvcore import cli
+
+#: Models and GPUs that stress a page: MHA with a 1k context (GPT-2), MLA, sliding windows, linear attention,
+#: MQA on a GPU without FP8, weights bigger than any one GPU. Pages add their own cases to these.
+TRICKY_PAIRS = [
+    ("gpt2", "rtx-3060-12gb"),
+    ("deepseek-v3", "h100-sxm"),
+    ("gemma-3-27b", "m4-max-128gb"),
+    ("qwen3-next-80b-a3b", "a100-80gb"),
+    ("falcon-7b", "t4"),
+    ("llama-3.1-405b", "rtx-4090"),
+]
 
 # ---------------------------------------------------------------- opening a page
 
@@ -57,6 +70,12 @@ def metric(app: AppTest, key: str, lang: str = "en", **fill: object) -> str:
     return metric_value(app, translate(lang, key, **fill))
 
 
+def caption_with(app: AppTest, start: str) -> str:
+    """The text of the one caption that starts with `start`."""
+    [text] = [caption.value for caption in app.caption if caption.value.startswith(start)]
+    return text
+
+
 def no_bad_combination(app: AppTest) -> bool:
     """True when the page shows no "these settings do not fit together" error, in either language."""
     starts = tuple(translate(lang, "error.bad_combination", detail="")[:20] for lang in LANGUAGES)
@@ -66,6 +85,27 @@ def no_bad_combination(app: AppTest) -> bool:
 def first_figure(app: AppTest) -> dict[str, Any]:
     """The JSON of the page's first st.plotly_chart."""
     return json.loads(app.get("plotly_chart")[0].proto.spec)
+
+
+def trace(figure: Any, name: str) -> Any:
+    """The one trace of a Plotly figure whose name is `name`."""
+    [match] = [shown for shown in figure.data if shown.name == name]
+    return match
+
+
+def translated(keys: Mapping[str, str], lang: str = "en", **fill: object) -> dict[str, str]:
+    """A chart's labels: each name's catalogue text in `lang`, placeholders filled from `fill`."""
+    return {name: translate(lang, key, **fill) for name, key in keys.items()}
+
+
+# ---------------------------------------------------------------- the CLI
+
+
+def cli_json(capsys: Any, *argv: str) -> dict[str, Any]:
+    """The JSON object ``python -m kvcore ARGV --json`` prints (it must exit with 0)."""
+    capsys.readouterr()
+    assert cli.main([*argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
 
 
 def plotly_array(value: Any) -> np.ndarray:

@@ -9,6 +9,7 @@ import kvcore
 from charts.memory import MEMORY_LABELS, context_axis, memory_vs_context_figure
 from charts.style import COLORS
 from i18n import LANGUAGES, translate
+from tests.app.helpers import trace
 
 LABEL_KEYS = {
     "title": "nav.memory",
@@ -34,11 +35,6 @@ def figure_for(models, gpus, *, model_id="llama-3.1-8b", gpu_id="rtx-4090", lang
         model=models[model_id], gpu=gpus[gpu_id], context_tokens=knobs.pop("context_tokens", 8192),
         labels=labels(lang, knobs.get("unit", "GiB")), **knobs,
     )  # fmt: skip
-
-
-def trace(figure, name: str):
-    [match] = [trace for trace in figure.data if trace.name == name]
-    return match
 
 
 def test_the_label_keys_cover_every_text_the_chart_needs():

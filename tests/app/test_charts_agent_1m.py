@@ -18,6 +18,7 @@ from charts.agent_1m import (
 from course import seeds
 from i18n import LANGUAGES, translate
 from kvcore import agent
+from tests.app.helpers import trace
 
 TIME_KEYS = {
     "title": "agent_1m.chart_time_title",
@@ -59,11 +60,6 @@ FILL = {"model": "M", "gpu": "GPU", "dtype": "BF16", "gpus": 8, "value": "95 ms"
 
 def labels(keys: dict[str, str], lang: str = "en") -> dict[str, str]:
     return {name: translate(lang, key, **FILL) for name, key in keys.items()}
-
-
-def trace(figure, name: str):
-    [match] = [trace for trace in figure.data if trace.name == name]
-    return match
 
 
 def time_figure(models, lang="en", seed_point=None):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,9 @@ from charts.decode_speed import (
 )
 from i18n import LANGUAGES, translate
 from kvcore.timing import crossover_context_tokens
+from kvcore.units import format_seconds
+from tests.app.figures import chart_figures, plain
+from tests.app.helpers import metric, open_page
 
 BYTES_KEYS = {
     "title": "decode_speed.chart_bytes_title",
@@ -45,12 +50,19 @@ def labels(keys: dict[str, str], lang: str) -> dict[str, str]:
     return {name: translate(lang, key, **FILL) for name, key in keys.items()}
 
 
+def bandwidth_only(*, bandwidth_bytes_per_s: float, efficiency: float = 1.0, tp: int = 1) -> kvcore.Rates:
+    """Rates with no compute roof: the step time is the bytes term alone (kvcore.decode_step_s)."""
+    return kvcore.Rates(peak_flop_per_s=math.inf, bandwidth_bytes_per_s=bandwidth_bytes_per_s, mbu=efficiency, gpus=tp)
+
+
 def bytes_figure(models, *, model_id="llama-3.1-8b", lang="en", unit_bytes=kvcore.GiB, unit="GiB", **knobs):
     settings = {"context_tokens": 8192, "batch": 4, "tp": 1, "kv_bytes_per_value": 2.0, "weight_bytes_per_param": 2.0,
                 "bandwidth_bytes_per_s": 3.35e12, "efficiency": 1.0, **knobs}  # fmt: skip
+    rates = bandwidth_only(**{key: settings.pop(key) for key in ("bandwidth_bytes_per_s", "efficiency", "tp")})
     return bytes_per_step_figure(
-        model=models[model_id], unit_bytes=unit_bytes, unit=unit, labels=labels(BYTES_KEYS, lang), **settings
-    )
+        model=models[model_id], unit_bytes=unit_bytes, unit=unit, labels=labels(BYTES_KEYS, lang), rates=rates,
+        **settings,
+    )  # fmt: skip
 
 
 def trace(figure, name: str):
@@ -107,8 +119,9 @@ def test_the_axis_titles_carry_units_in_each_language(models, lang):
 
 def rate_figure(models, lang="en", batches=(1, 8)):
     return tokens_per_s_figure(
-        model=models["llama-3.1-8b"], context_tokens=8192, batches=list(batches), tp=1, kv_bytes_per_value=2.0,
-        weight_bytes_per_param=2.0, bandwidth_bytes_per_s=1.008e12, efficiency=1.0, labels=labels(RATE_KEYS, lang),
+        model=models["llama-3.1-8b"], context_tokens=8192, batches=list(batches), kv_bytes_per_value=2.0,
+        weight_bytes_per_param=2.0, rates=bandwidth_only(bandwidth_bytes_per_s=1.008e12),
+        labels=labels(RATE_KEYS, lang),
     )  # fmt: skip
 
 
@@ -129,3 +142,48 @@ def test_the_rate_chart_is_logarithmic_and_names_its_unit(models, lang):
     assert figure.layout.yaxis.type == "log"
     assert "tokens/s" in figure.layout.yaxis.title.text
     assert figure.layout.separators == ".,"
+
+
+# ---------------------------------------------------------------- the charts pass through the page's metric
+
+DECODE_SPEED = "lessons/decode_speed.py"
+
+
+@pytest.mark.parametrize(
+    ("model_id", "gpu_id", "context", "batch", "bound"),
+    [
+        # 256 users of gpt-oss-20b (3.6 B active, MXFP4) on an RTX 4090: ≈ 11.5 ms of compute > 9.1 ms of reading.
+        ("gpt-oss-20b", "rtx-4090", 1024, 256, "compute"),
+        # One user of Llama 3.1 8B: 17 GB read at 1,008 GB/s, the FLOPs a rounding error.
+        ("llama-3.1-8b", "rtx-4090", 8192, 1, "memory"),
+    ],
+)
+def test_the_charts_value_at_the_chosen_context_is_the_pages_metric(
+    app, models, gpus, model_id, gpu_id, context, batch, bound
+):
+    open_page(app, DECODE_SPEED, model=model_id, gpu=gpu_id, ds_context=str(context), ds_batch=str(batch))
+    assert not app.exception and not app.error
+    shown = metric(app, "decode_speed.metric_step")
+    bytes_chart, rate_chart = (plain(figure) for figure in chart_figures(app))
+    [weights] = [trace for trace in bytes_chart["data"] if trace["name"] == "Weights"]
+    at = list(weights["x"]).index(float(context))
+    [per_user] = [trace for trace in rate_chart["data"] if trace["name"] == f"batch {batch}: per conversation"]
+    assert list(per_user["x"]).index(float(context)) == at
+    assert format_seconds(weights["customdata"][at] / 1e3) == shown
+    assert format_seconds(1 / per_user["y"][at]) == shown
+    # The case is the one named: that roof sets the step (bandwidth alone would miss the compute-bound one).
+    model, gpu = models[model_id], gpus[gpu_id]
+    rates = kvcore.rates_for(gpu, weights_dtype=model.weights_dtype)
+    weights = kvcore.bytes_per_value(model.weights_dtype)
+    step = kvcore.decode_step_times(
+        model, context_tokens=context, batch=batch, rates=rates, weight_bytes_per_param=weights
+    )
+    assert ("compute" if step.compute_s > step.memory_s else "memory") == bound
+
+
+def test_with_the_sliders_values_the_axis_holds_every_one_and_stays_put_as_the_slider_moves(models):
+    model = models["llama-3.1-8b"]
+    grid = np.arange(1024.0, 131072.0 + 1, 1024.0)  # the page's context slider: 1k … 128k by 1k
+    axis = decode_context_axis(model, context_tokens=8192, slider_contexts=grid)
+    assert set(grid) <= set(axis)
+    np.testing.assert_array_equal(decode_context_axis(model, context_tokens=65536, slider_contexts=grid), axis)

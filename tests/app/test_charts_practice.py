@@ -7,6 +7,7 @@ import pytest
 
 from charts.practice import CLIP, LABELS, AnswerPoint, answers_figure
 from i18n import LANGUAGES, translate
+from tests.app.helpers import trace
 
 KEYS = {
     "title": "practice.chart_title",
@@ -37,11 +38,6 @@ POINTS = [
     point(4, "hidden"),
     point(5, "open"),
 ]
-
-
-def trace(figure, name: str):
-    [match] = [trace for trace in figure.data if trace.name == name]
-    return match
 
 
 def test_the_label_keys_cover_every_text_the_chart_needs():

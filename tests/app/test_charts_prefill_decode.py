@@ -19,6 +19,7 @@ from charts.prefill_decode import (
 from charts.style import COLORS
 from i18n import LANGUAGES, translate
 from kvcore import timing
+from tests.app.helpers import trace
 
 ROOFLINE_KEYS = {
     "title": "prefill_decode.roofline_title",
@@ -81,11 +82,6 @@ def roofline(intensities, lang="en"):
         peak_flop_per_s=PEAK, bandwidth_bytes_per_s=BANDWIDTH, mfu=MFU, mbu=MBU,
         prefill_intensity=prefill, decode_intensity=decode, labels=labels(ROOFLINE_KEYS, lang),
     )  # fmt: skip
-
-
-def trace(figure, name: str):
-    [match] = [trace for trace in figure.data if trace.name == name]
-    return match
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import pytest
 
 from i18n import LANGUAGES, translate
 from tests.app.figures import chart_figures
-from tests.app.helpers import open_page
+from tests.app.helpers import TRICKY_PAIRS, open_page
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "lessons").glob("*.py"))
@@ -45,12 +45,7 @@ WIDGET_KEY = re.compile(r"""\bkey=["']([A-Za-z0-9_]+)["']""")
 #: Models and GPUs that stress a page: MHA with a 1k context, MLA, sliding windows, linear attention,
 #: MQA, weights bigger than any one GPU; a GPU without FP8 and an Apple GPU.
 TRICKY = [
-    ("gpt2", "rtx-3060-12gb"),
-    ("deepseek-v3", "h100-sxm"),
-    ("gemma-3-27b", "m4-max-128gb"),
-    ("qwen3-next-80b-a3b", "a100-80gb"),
-    ("falcon-7b", "t4"),
-    ("llama-3.1-405b", "rtx-4090"),
+    *TRICKY_PAIRS,
     ("gpt-oss-120b", "mi300x"),
     # An imported model in the link (kvcore.model_code): no parameter count, no max_position_embeddings.
     ("kv1~L12_h8_k2_d64~imported", "h100-sxm"),

@@ -11,15 +11,12 @@ whole card on purpose, says so, and gives the server's figure beside its own.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 import kvcore
 from i18n import catalogue
-from kvcore.cli import main
 from kvcore.units import GiB, format_gib, format_tokens
-from tests.app.helpers import metric, open_page
+from tests.app.helpers import cli_json, metric, open_page
 
 CONTEXT = 8192
 #: (model, GPU, tensor-parallel size): dense GQA, sliding window, MoE, MoE + sliding (MXFP4), MLA over 8 GPUs.
@@ -33,16 +30,11 @@ CASES = [
 ONE_GPU = [case for case in CASES if case[2] == 1]
 
 
-def cli(capsys, *args: str) -> dict:
-    """The JSON object `python -m kvcore capacity … --json` prints."""
-    capsys.readouterr()
-    assert main(["capacity", *args, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
 def capacity(capsys, model_id: str, gpu_id: str, tp: int = 1, *extra: str) -> dict:
-    return cli(
+    """The JSON object `python -m kvcore capacity … --json` prints for the page's context."""
+    return cli_json(
         capsys,
+        "capacity",
         *("--model", model_id, "--gpu", gpu_id, "--tp", str(tp)),
         *("--context", str(CONTEXT), "--max-model-len", str(CONTEXT)),
         *extra,

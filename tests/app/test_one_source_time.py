@@ -9,40 +9,16 @@ page states which it uses beside the number.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 import kvcore
 from course import exercises
-from i18n import translate
-from kvcore import cli, timing
+from kvcore import timing
 from kvcore.units import format_seconds, format_tokens
+from tests.app.helpers import caption_with, cli_json, metric, open_page
 
 PREFILL_DECODE = "lessons/prefill_decode.py"
 DECODE_SPEED = "lessons/decode_speed.py"
-
-
-def run_cli(capsys, *argv: str) -> dict:
-    capsys.readouterr()
-    assert cli.main([*argv, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
-def open_page(app, page: str, **params: str):
-    app.query_params.update({"lang": "en", **params})
-    app.run()
-    return app.switch_page(page).run()
-
-
-def metric(app, key: str) -> str:
-    [match] = [m for m in app.metric if m.label == translate("en", key)]
-    return match.value
-
-
-def caption_with(app, start: str) -> str:
-    [text] = [caption.value for caption in app.caption if caption.value.startswith(start)]
-    return text
 
 
 def efficiencies(*, mfu: float, mbu: float) -> list[str]:
@@ -56,7 +32,9 @@ def efficiencies(*, mfu: float, mbu: float) -> list[str]:
 def test_a_128_token_prefill_on_an_h100_takes_the_lessons_4_80_ms_in_the_cli_too(app, capsys):
     # Before: the CLI divided FLOPs by the peak only (2.08 ms, yet "bound": "memory"); the roofline
     # max(2.08 ms of compute, 16.06 GB / 3.35 TB/s = 4.80 ms of reading) is the lesson's 4.80 ms.
-    result = run_cli(capsys, "prefill", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--prompt", "128", "--mfu", "1")
+    result = cli_json(
+        capsys, "prefill", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--prompt", "128", "--mfu", "1"
+    )
     assert result["ttft_s"] == pytest.approx(4.80e-3, abs=0.01e-3)
     assert result["compute_time_s"] == pytest.approx(2.08e-3, abs=0.01e-3)
     assert result["bound"] == "memory"
@@ -69,8 +47,8 @@ def test_the_default_decode_pages_differ_only_by_their_stated_shared_assumptions
     # MBU 1 (the datasheet bound), (16.06 GB + 8,192 · 131,072 B) / 1,008 GB/s = 17.0 ms. Prefill vs
     # decode: a 1,024-token prompt and 300 output tokens, so the middle step attends over 1,174 tokens,
     # at MBU 0.8 (typical kernels): (16.06 GB + 1,174 · 131,072 B) / (1,008 GB/s · 0.8) = 20.1 ms.
-    bound = run_cli(capsys, "decode", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--context", "8192")
-    typical = run_cli(
+    bound = cli_json(capsys, "decode", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--context", "8192")
+    typical = cli_json(
         capsys, "decode", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--context", "1174",
         *efficiencies(mfu=timing.TYPICAL_MFU, mbu=timing.TYPICAL_MBU),
     )  # fmt: skip
@@ -109,9 +87,9 @@ def test_the_prefill_lesson_and_the_cli_give_the_same_ttft_and_time_per_token(
 ):
     rates = efficiencies(mfu=timing.TYPICAL_MFU, mbu=timing.TYPICAL_MBU)
     common = ["--model", model, "--gpu", gpu, "--weight-dtype", weights, "--kv-dtype", "bf16", *rates]
-    prefill = run_cli(capsys, "prefill", *common, "--prompt", str(prompt))
+    prefill = cli_json(capsys, "prefill", *common, "--prompt", str(prompt))
     middle = kvcore.mean_decode_context_tokens(prompt_tokens=prompt, output_tokens=output)
-    decode = run_cli(capsys, "decode", *common, "--context", f"{float(middle):g}", "--batch", str(batch))
+    decode = cli_json(capsys, "decode", *common, "--context", f"{float(middle):g}", "--batch", str(batch))
 
     open_page(
         app, PREFILL_DECODE, model=model, gpu=gpu, pd_prompt=str(prompt), pd_output=str(output),
@@ -137,7 +115,7 @@ DECODE_CASES = [
 
 @pytest.mark.parametrize(("model", "gpu", "context", "batch", "tp"), DECODE_CASES)
 def test_the_decode_lesson_and_the_cli_give_the_same_time_per_token(app, capsys, model, gpu, context, batch, tp):
-    result = run_cli(
+    result = cli_json(
         capsys, "decode", "--model", model, "--gpu", gpu, "--context", str(context), "--batch", str(batch),
         "--tp", str(tp),
     )  # fmt: skip
@@ -149,7 +127,7 @@ def test_the_decode_lesson_and_the_cli_give_the_same_time_per_token(app, capsys,
 def test_a_compute_bound_decode_step_is_the_same_on_the_page_and_in_the_cli(app, capsys):
     # gpt-oss-20b (3.6 B active, MXFP4) on an RTX 4090, 256 users at 1,024 tokens: 9.1 ms of reading,
     # 256 · 2 · 3.6e9 FLOPs / 165.2 TFLOP/s ≈ 11.5 ms of compute, so the roofline takes the compute term.
-    result = run_cli(
+    result = cli_json(
         capsys, "decode", "--model", "gpt-oss-20b", "--gpu", "rtx-4090", "--context", "1024", "--batch", "256"
     )
     assert result["bound"] == "compute" and result["step_time_s"] == result["compute_time_s"]
@@ -167,7 +145,7 @@ def test_the_decode_exercise_answers_what_the_cli_and_the_decode_lesson_show(
 ):
     # The predict box of the decode lesson asks this exercise on the page's own settings (at the page's
     # default MBU, the datasheet bound the question states).
-    result = run_cli(
+    result = cli_json(
         capsys, "decode", "--model", model, "--gpu", gpu, "--context", str(context), "--batch", str(batch),
         "--tp", str(tp),
     )  # fmt: skip
@@ -181,7 +159,7 @@ def test_the_decode_exercise_answers_what_the_cli_and_the_decode_lesson_show(
 def test_the_prefill_exercise_answers_what_the_cli_shows(
     capsys, models, gpus, model, gpu, prompt, output, batch, weights
 ):
-    result = run_cli(
+    result = cli_json(
         capsys, "prefill", "--model", model, "--gpu", gpu, "--weight-dtype", weights, "--prompt", str(prompt)
     )
     asked = exercises.exercise_for(

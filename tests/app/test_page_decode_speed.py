@@ -8,7 +8,7 @@ import kvcore
 from i18n import LANGUAGES, translate
 from kvcore.timing import crossover_context_tokens, decode_token_s
 from kvcore.units import format_bandwidth, format_gib, format_seconds, format_tokens, format_tokens_per_s
-from tests.app.helpers import metric, page_opener
+from tests.app.helpers import TRICKY_PAIRS, metric, page_opener
 
 PAGE = "lessons/decode_speed.py"
 
@@ -124,11 +124,7 @@ def test_bytes_read_are_shown_in_the_chosen_memory_unit(app, models):
     assert metric(app, "decode_speed.metric_read") == format_gib(float(read.total))
 
 
-@pytest.mark.parametrize(
-    ("model", "gpu"),
-    [("gpt2", "rtx-3060-12gb"), ("deepseek-v3", "h100-sxm"), ("gemma-3-27b", "m4-max-128gb"),
-     ("qwen3-next-80b-a3b", "a100-80gb"), ("falcon-7b", "t4"), ("llama-3.1-405b", "rtx-4090")],
-)  # fmt: skip
+@pytest.mark.parametrize(("model", "gpu"), TRICKY_PAIRS)
 def test_tricky_models_and_gpus_run_without_an_error(app, model, gpu):
     open_page(app, model=model, gpu=gpu)
     assert not app.exception, [e.value for e in app.exception]

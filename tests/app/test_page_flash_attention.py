@@ -8,7 +8,7 @@ import kvcore
 from i18n import LANGUAGES, translate
 from kvcore.attention import hbm_traffic_saving, prefill_attention_memory
 from kvcore.units import format_bytes, format_quantity
-from tests.app.helpers import first_figure, page_opener
+from tests.app.helpers import TRICKY_PAIRS, first_figure, page_opener
 from tests.app.helpers import metric as metric_value
 
 PAGE = "lessons/flash_attention.py"
@@ -106,17 +106,7 @@ def test_the_sram_preset_shows_one_head_filling_the_h100_sram(app, gpus):
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
-@pytest.mark.parametrize(
-    ("model", "gpu"),
-    [
-        ("gpt2", "rtx-3060-12gb"),
-        ("deepseek-v3", "h100-sxm"),
-        ("gemma-3-27b", "m4-max-128gb"),
-        ("qwen3-next-80b-a3b", "a100-80gb"),
-        ("falcon-7b", "t4"),
-        ("llama-3.1-405b", "rtx-4090"),
-    ],
-)
+@pytest.mark.parametrize(("model", "gpu"), TRICKY_PAIRS)
 def test_tricky_models_and_gpus_run_without_an_error(app, lang, model, gpu):
     open_page(app, lang=lang, model=model, gpu=gpu)
     assert not app.exception, [exception.value for exception in app.exception]

@@ -9,16 +9,11 @@ from i18n import LANGUAGES, translate
 from kvcore.capacity import sizing_steps
 from kvcore.quantization import stored_bytes_per_value
 from kvcore.units import GiB, format_gib
-from tests.app.helpers import metric, page_opener
+from tests.app.helpers import TRICKY_PAIRS, metric, page_opener
 
 PAGE = "lessons/kv_quantization.py"
 TRICKY = [
-    ("gpt2", "rtx-3060-12gb"),
-    ("deepseek-v3", "h100-sxm"),
-    ("gemma-3-27b", "m4-max-128gb"),
-    ("qwen3-next-80b-a3b", "a100-80gb"),
-    ("falcon-7b", "t4"),
-    ("llama-3.1-405b", "rtx-4090"),
+    *TRICKY_PAIRS,
     ("mistral-7b-v0.1", "mi300x"),
 ]
 

@@ -174,6 +174,14 @@ def test_a_batch_whose_kv_cache_overflows_the_gpu_says_so(app, models):
     assert f"**{kvcore.units.format_gib(float(cache))}**" in warning.value
 
 
+def test_the_overflow_warning_states_its_whole_card_assumption_and_a_servers_room(app, models, gpus):
+    open_page(app, pd_prompt="32768", pd_batch="64")
+    weights = kvcore.model_weights_bytes(models["llama-3.1-8b"])
+    served = kvcore.assumed_budget(memory_bytes=gpus["rtx-4090"].memory_bytes, weights_bytes=weights)
+    [caption] = [caption.value for caption in app.caption if "whole card" in caption.value]
+    assert f"**{kvcore.units.format_gib(served.kv_pool_bytes)}**" in caption
+
+
 def test_fp8_weights_on_a_gpu_without_fp8_say_the_math_stays_bf16(app):
     open_page(app, gpu="a100-80gb", pd_weights="fp8")
     assert any("no FP8 tensor cores" in caption.value for caption in app.caption)

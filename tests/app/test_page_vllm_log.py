@@ -10,7 +10,7 @@ import pytest
 from i18n import LANGUAGES, translate
 from kvcore.units import format_tokens
 from kvcore.vllm_log import MAX_LINES, parse_vllm_log, reconcile
-from tests.app.helpers import metric, page_opener
+from tests.app.helpers import TRICKY_PAIRS, metric, page_opener
 
 PAGE = "lessons/vllm_log.py"
 LOGS = Path(__file__).resolve().parents[2] / "data" / "vllm_logs"
@@ -29,12 +29,7 @@ STATUS_KEYS = {
     "cannot_check": "vllm_log.status_cannot_check",
 }
 TRICKY = [
-    ("gpt2", "rtx-3060-12gb"),
-    ("deepseek-v3", "h100-sxm"),
-    ("gemma-3-27b", "m4-max-128gb"),
-    ("qwen3-next-80b-a3b", "a100-80gb"),
-    ("falcon-7b", "t4"),
-    ("llama-3.1-405b", "rtx-4090"),
+    *TRICKY_PAIRS,
     ("gpt-oss-120b", "mi300x"),
 ]
 GPU_MEMORY_DEFAULT = "rtx-4090"

@@ -8,7 +8,7 @@ import kvcore
 from i18n import LANGUAGES, translate
 from kvcore.attention import kv_projection_flops_with_cache, kv_projection_flops_without_cache, recompute_factor
 from kvcore.units import format_bytes, format_flop, format_quantity
-from tests.app.helpers import first_figure, page_opener
+from tests.app.helpers import TRICKY_PAIRS, first_figure, page_opener
 from tests.app.helpers import metric as metric_value
 
 PAGE = "lessons/why_cache.py"
@@ -90,17 +90,7 @@ def test_the_pdf_preset_shows_the_cache_of_20_000_tokens(app, models):
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
-@pytest.mark.parametrize(
-    ("model", "gpu"),
-    [
-        ("gpt2", "rtx-3060-12gb"),
-        ("deepseek-v3", "h100-sxm"),
-        ("gemma-3-27b", "m4-max-128gb"),
-        ("qwen3-next-80b-a3b", "a100-80gb"),
-        ("falcon-7b", "t4"),
-        ("llama-3.1-405b", "rtx-4090"),
-    ],
-)
+@pytest.mark.parametrize(("model", "gpu"), TRICKY_PAIRS)
 def test_tricky_models_and_gpus_run_without_an_error(app, lang, model, gpu):
     open_page(app, lang=lang, model=model, gpu=gpu)
     assert not app.exception, [exception.value for exception in app.exception]

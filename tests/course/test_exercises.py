@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ast
 import math
-import operator
 import pickle
 import re
 
@@ -15,6 +13,7 @@ from hypothesis import strategies as st
 import kvcore
 from course import exercises
 from course.exercises import GPU_TOPICS, PHASE_CHOICES, TOPICS, exercise_for, generate_exercise_set, topic_applies
+from course.worked import evaluate
 from kvcore.units import GiB, KiB
 
 MODELS = kvcore.load_models()
@@ -30,37 +29,7 @@ def a_set(number, count=9, **kwargs):
     return generate_exercise_set(number, models=MODELS, gpus=GPUS, count=count, **kwargs)
 
 
-# ---------------------------------------------------------------- a safe calculator for the substituted formulas
-
-_OPERATORS = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.Pow: operator.pow,
-}
-_FUNCTIONS = {"min": min, "max": max, "floor": math.floor, "ceil": math.ceil}
-
-
-def evaluate(formula: str) -> float:
-    """The value of a plain-ASCII formula: numbers, + - * / ^, min, max, floor, ceil and >=."""
-
-    def value(node: ast.AST) -> float:
-        if isinstance(node, ast.Expression):
-            return value(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-            return float(node.value)
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-            return _OPERATORS[type(node.op)](value(node.left), value(node.right))
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-            return -value(node.operand)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _FUNCTIONS:
-            return float(_FUNCTIONS[node.func.id](*(value(arg) for arg in node.args)))
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.GtE):
-            return float(value(node.left) >= value(node.comparators[0]))
-        raise AssertionError(f"unexpected {ast.dump(node)} in {formula!r}")
-
-    return value(ast.parse(formula.replace("^", "**"), mode="eval"))
+# ---------------------------------------------------------------- the substituted formulas add up
 
 
 def assert_steps_add_up(exercise):

@@ -2,36 +2,18 @@
 
 from __future__ import annotations
 
-import ast
 import math
-import operator
 
 import pytest
 
 import kvcore
 from course.exercises import LESSON_TOPICS, TOPICS, exercise_for, score_matrix_exercise
+from course.worked import evaluate
 from kvcore.attention import prefill_attention_memory
 from kvcore.units import GiB, MiB
 
 MODELS = kvcore.load_models()
 LLAMA_8B = MODELS["llama-3.1-8b"]
-
-_OPERATORS = {ast.Add: operator.add, ast.Mult: operator.mul, ast.Div: operator.truediv, ast.Pow: operator.pow}
-
-
-def evaluate(formula: str) -> float:
-    """The value of a plain-ASCII formula of numbers, + * / and ^."""
-
-    def value(node: ast.AST) -> float:
-        if isinstance(node, ast.Expression):
-            return value(node.body)
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-            return float(node.value)
-        if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-            return _OPERATORS[type(node.op)](value(node.left), value(node.right))
-        raise AssertionError(f"unexpected {ast.dump(node)} in {formula!r}")
-
-    return value(ast.parse(formula.replace("^", "**"), mode="eval"))
 
 
 def test_llama_8b_at_8k_tokens_writes_4_gib_of_scores_per_layer():

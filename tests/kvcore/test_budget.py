@@ -147,3 +147,14 @@ def test_a_negative_term_or_a_repeated_name_is_refused():
 def test_a_utilization_above_one_is_refused():
     with pytest.raises(ValueError, match="utilization"):
         seed_budget(memory_bytes=24 * GiB, utilization=1.2, weights_bytes=GiB)
+
+
+def test_the_whole_card_budget_leaves_memory_minus_weights_and_the_default_one_keeps_vllms_margin():
+    # RTX 4090: 24 GiB; Llama 3.1 8B in BF16: 16.06 GB = 14.96 GiB. Whole card: 24 − 14.96 = 9.04 GiB;
+    # u = 0.9 and 1 GiB of overhead: 21.6 − 14.96 − 1 = 5.64 GiB (the two figures).
+    weights = 16.06e9
+    whole = kvcore.assumed_budget(memory_bytes=24 * kvcore.GiB, weights_bytes=weights, assumptions=kvcore.WHOLE_CARD)
+    served = kvcore.assumed_budget(memory_bytes=24 * kvcore.GiB, weights_bytes=weights)
+    assert whole.kv_pool_bytes == pytest.approx(24 * kvcore.GiB - weights)
+    assert served.kv_pool_bytes == pytest.approx(0.9 * 24 * kvcore.GiB - weights - kvcore.GiB)
+    assert (round(whole.kv_pool_bytes / kvcore.GiB, 2), round(served.kv_pool_bytes / kvcore.GiB, 2)) == (9.04, 5.64)

@@ -13,7 +13,7 @@ import pytest
 
 import kvcore
 from i18n import LANGUAGES, catalogue
-from kvcore import checks
+from kvcore import checks, transformers_cache
 from kvcore.errors import ConfigError, KvError
 
 KVCORE = Path(kvcore.__file__).resolve().parent
@@ -148,6 +148,52 @@ def test_an_impossible_model_code_carries_the_reason_as_its_cause():
         kvcore.model_from_code("kv1~L2_h3_k2_d4~x")
     assert caught.value.code == "model_code_impossible"
     assert caught.value.fields["cause"].code == "kv_heads_not_dividing"
+
+
+# ---------------------------------------------------------------- the ValueErrors that became codes
+
+
+def _llama_8b():
+    return kvcore.load_models()["llama-3.1-8b"]
+
+
+@pytest.mark.parametrize(
+    ("call", "code", "fields"),
+    [
+        (lambda: kvcore.stage_layers(4, 8), "pp_exceeds_layers", {"pp": 8, "layers": 4}),
+        (
+            lambda: kvcore.memory_budget(
+                memory_bytes=100.0,
+                utilization=0.9,
+                terms=[kvcore.BudgetTerm(name="weights", bytes=1.0), kvcore.BudgetTerm(name="weights", bytes=2.0)],
+            ),
+            "repeated_budget_term",
+            {"terms": "weights"},
+        ),
+        (
+            lambda: transformers_cache.transformers_sliding_storage_tokens(10, sliding_window=4, last_step_tokens=11),
+            "last_step_exceeds_context",
+            {},
+        ),
+        (lambda: transformers_cache.mla_expansion_factor(_llama_8b()), "no_mla_layers", {"model": "Llama 3.1 8B"}),
+        (
+            lambda: kvcore.smallest_tensor_parallel(kvcore.load_models()["falcon-7b"], at_least=2, limit=64),
+            "no_tensor_parallel_size",
+            {"gpus": 2},
+        ),
+        (lambda: kvcore.top_mass_share(np.ones(10), top_fraction=1.5), "not_fraction", {"value": 1.5}),
+        (lambda: kvcore.kept_cache_bytes(1.0, keep_fraction=[0.5, 2.0]), "not_fraction", {"value": 2.0}),
+        (lambda: kvcore.cumulative_mass(np.ones((2, 0))), "no_kv_blocks", {}),
+        (lambda: kvcore.cumulative_mass([1.0, -1.0]), "attention_not_finite", {}),
+        (lambda: kvcore.cumulative_mass([0.0, 0.0]), "attention_no_mass", {}),
+        (lambda: kvcore.synthetic_attention(blocks=4, spread=3.0), "above_maximum", {"maximum": 2, "value": 3.0}),
+    ],
+)
+def test_each_former_value_error_raises_its_code_and_fields(call, code, fields):
+    with pytest.raises(KvError) as caught:
+        call()
+    assert caught.value.code == code
+    assert {key: caught.value.fields[key] for key in fields} == fields
 
 
 # ---------------------------------------------------------------- every code is stable, documented and translated

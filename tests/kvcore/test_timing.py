@@ -4,6 +4,7 @@ Moved here from test_speed.py, test_phases.py and test_decode.py (one test file 
 test keeps its name and its assertions.
 """
 
+import json
 import math
 import re
 
@@ -485,3 +486,30 @@ def test_decode_rates_are_formatted_with_the_decimals_they_need():
 def test_long_durations_can_be_shown_in_seconds_to_match_a_quote():
     assert format_seconds_in_s(97.8149) == "97.8 s"
     assert format_seconds_in_s(97.8637, decimals=2) == "97.86 s"
+
+
+# ---------------------------------------------------------------- both terms of a phase, from one function
+
+
+@pytest.mark.parametrize(("model_id", "batch"), [("llama-3.1-8b", 1), ("gpt-oss-20b", 256), ("deepseek-v3", 8)])
+def test_a_decode_steps_two_terms_are_its_flops_and_bytes_over_the_rates_and_tpot_is_the_larger(
+    models, gpus, model_id, batch
+):
+    model, rates = models[model_id], timing.rates_for(gpus["rtx-4090"], weights_dtype="bf16", mbu=0.8)
+    terms = timing.decode_step_times(model, context_tokens=1024, batch=batch, rates=rates)
+    flops = timing.decode_flops_per_step(model, context_tokens=1024, batch=batch)
+    moved = timing.decode_bytes_per_step(model, context_tokens=1024, batch=batch).total
+    assert float(terms.compute_s) == float(flops / (rates.peak_flop_per_s * rates.mfu))
+    assert float(terms.memory_s) == float(moved / (rates.bandwidth_bytes_per_s * rates.mbu))
+    tpot = timing.tpot_s(model, context_tokens=1024, batch=batch, rates=rates)
+    assert float(tpot) == max(float(terms.compute_s), float(terms.memory_s))
+
+
+def test_a_prefills_two_terms_give_the_ttft_and_the_cli_reports_the_same_terms(models, capsys):
+    # Seed case of the issue: Llama 3.1 8B, 128 tokens, H100 SXM, MFU 1: 2.08 ms of compute, 4.80 ms of reading.
+    model, rates = models["llama-3.1-8b"], timing.rates_for(kv.load_gpus()["h100-sxm"], weights_dtype="bf16")
+    terms = timing.prefill_times(model, prompt_tokens=128, rates=rates)
+    assert float(terms.time_s) == float(timing.ttft_s(model, prompt_tokens=128, rates=rates))
+    assert cli.main(["prefill", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--prompt", "128", "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["compute_time_s"], shown["memory_time_s"]) == (float(terms.compute_s), float(terms.memory_s))

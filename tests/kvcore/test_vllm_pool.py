@@ -9,6 +9,7 @@ from kvcore import GiB, MiB, load_models, model_weights_bytes
 from kvcore.budget import kv_pool_bytes
 from kvcore.vllm_pool import (
     activation_peak_bytes,
+    pool_curve,
     pool_log,
     pool_tokens_curve,
     stage_bytes_per_token,
@@ -148,3 +149,11 @@ def test_the_curve_matches_the_log_at_every_utilization(models):
     )
     assert tokens[1] == issue_10517(models).tokens
     assert blocks[0] == issue_10517(models, utilization=0.8).num_blocks
+
+
+@pytest.mark.parametrize("knobs", [{}, {"tp": 2, "pp": 2, "cp": 2}, {"block_size": 32, "utilization": 0.8}])
+def test_a_logs_curve_passes_through_the_log_at_its_own_utilization(models, knobs):
+    log = issue_10517(models, **knobs)
+    blocks, tokens = pool_curve(log, utilization=np.array([0.6, log.utilization]))
+    assert (blocks[1], tokens[1]) == (log.num_blocks, log.tokens)
+    assert blocks[0] < blocks[1]

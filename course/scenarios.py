@@ -1,0 +1,484 @@
+"""One-click scenarios: the presets each lesson offers above its controls, as data.
+
+A scenario is a button: the catalogue keys of its label and help (i18n/*/<lesson>.json)
+and the widget values a click sets. The values are keyed by the lesson's widget keys,
+which are also its URL parameters; ``model`` and ``gpu`` are the sidebar's pickers
+(ids of data/models.csv and data/gpus.csv). ``ui.lesson.scenario_buttons(stem)`` draws
+``SCENARIOS[stem]``, in the order given here (page tests click them by position).
+
+The figures come from the seed texts through ``course.seeds`` wherever a seed tells
+the story; each help text (the ``help_key``) tells the learner where a scenario comes
+from, and the comment beside it says the same for the reader of this file. The
+preemption lesson's scenarios are simulator settings (``course.scheduler_presets``);
+the vLLM log lesson's presets are its log excerpts (data/vllm_logs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from course import seeds
+from kvcore.units import GiB
+from kvcore.variants import DEFAULT_MLA_RANK, DEFAULT_MLA_ROPE_DIM
+
+__all__ = [
+    "PAGED_ATTENTION_SHAREGPT",
+    "PREFIX_CACHING_SEED_002",
+    "SCENARIOS",
+    "SIZING_SEED_000_OUTAGE",
+    "VLLM_POOL_ISSUE",
+    "Scenario",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Scenario:
+    """A lesson's one-click scenario: its button's label and help (catalogue keys) and the widget values it sets."""
+
+    label_key: str
+    values: Mapping[str, object]
+    help_key: str | None = None
+
+
+def _values(**values: object) -> Mapping[str, object]:
+    """Widget key → value, read-only (a Streamlit server shares this module across every user)."""
+    return MappingProxyType(values)
+
+
+def _with(base: Mapping[str, object], **changes: object) -> Mapping[str, object]:
+    """`base` with some values changed, read-only."""
+    return MappingProxyType({**base, **changes})
+
+
+# ---------------------------------------------------------------- values other code reads too (slider defaults)
+
+#: The vLLM paper's ShareGPT on OPT (``seeds.SHAREGPT_ON_OPT``), as the paged-attention widgets' values.
+PAGED_ATTENTION_SHAREGPT = _values(
+    pa_mean=int(seeds.SHAREGPT_ON_OPT.mean_tokens),
+    pa_spread=seeds.SHAREGPT_ON_OPT.spread,
+    pa_max_len=seeds.SHAREGPT_ON_OPT.max_model_len,
+    pa_block=seeds.SHAREGPT_ON_OPT.block_size,
+    pa_requests=seeds.SHAREGPT_ON_OPT.n_requests,
+    pa_seed=seeds.SHAREGPT_ON_OPT.seed,
+)
+#: Seed 002's 100 requests sharing a 2,000-token system prompt (``seeds.SEED_002_PREFIX``).
+PREFIX_CACHING_SEED_002 = _values(
+    pc_prefix=seeds.SEED_002_PREFIX.prefix_tokens,
+    pc_suffix=seeds.SEED_002_PREFIX.suffix_tokens,
+    pc_requests=seeds.SEED_002_PREFIX.requests,
+    pc_block=seeds.SEED_002_PREFIX.block_size,
+    pc_interval=seeds.SEED_002_PREFIX.interval_s,
+    pc_ttl=seeds.SEED_002_PREFIX.ttl_s,
+)
+#: Seed 000's outage with real figures (``seeds.SEED_000_OUTAGE_SERVER``); the overhead slider is in GiB.
+SIZING_SEED_000_OUTAGE = _values(
+    model=seeds.SEED_000_OUTAGE_SERVER.model_id,
+    gpu=seeds.SEED_000_OUTAGE_SERVER.gpu_id,
+    sz_utilization=seeds.SEED_000_OUTAGE_SERVER.utilization,
+    sz_users=seeds.SEED_000_OUTAGE_SERVER.users,
+    sz_context=seeds.SEED_000_OUTAGE_SERVER.context_tokens,
+    sz_kv_dtype=seeds.SEED_000_OUTAGE_SERVER.kv_dtype,
+    sz_weights_dtype=seeds.SEED_000_OUTAGE_SERVER.weights_dtype,
+    sz_overhead=seeds.SEED_000_OUTAGE_SERVER.overhead_bytes / GiB,
+    sz_tp=seeds.SEED_000_OUTAGE_SERVER.tp,
+)
+#: vLLM issue #10517 (github.com/vllm-project/vllm/issues/10517): Llama 3.1 8B on a 24 GiB card with
+#: max_model_len 20,000; vLLM's defaults otherwise (u = 0.90, 16-token blocks, no parallelism). Without chunked
+#: prefill the profile run is max_model_len tokens long, so max_num_batched_tokens = 20,000 too.
+VLLM_POOL_ISSUE = _values(
+    model="llama-3.1-8b",
+    gpu="rtx-4090",
+    vp_utilization=0.90,
+    vp_max_model_len=20000,
+    vp_batched_tokens=20000,
+    vp_non_torch=0.5,
+    vp_cuda_graphs=0.5,
+    vp_block_size=16,
+    vp_kv_dtype="bf16",
+    vp_tp=1,
+    vp_pp=1,
+    vp_cp=1,
+)
+#: Seed 000's dashboard server: Llama 3.1 70B in FP8 on 2 × H100 at its "88 % of VRAM".
+_SIZING_DASHBOARD = _values(
+    model="llama-3.1-70b",
+    gpu="h100-sxm",
+    sz_utilization=seeds.SEED_000_DASHBOARD.memory_used_fraction,
+    sz_users=16,
+    sz_context=8192,
+    sz_kv_dtype="bf16",
+    sz_weights_dtype="fp8",
+    sz_overhead=1.0,
+    sz_tp=2,
+)
+#: Llama 3.1 8B in BF16 with its own head dim; "fa_values_model" (not a widget) names the model those belong to.
+_FLASH_LLAMA = _values(model="llama-3.1-8b", fa_values_model="llama-3.1-8b", fa_head_dim=128, fa_dtype="bf16")
+#: Seed 004's agent: Llama 3.1 70B with 1M tokens on H100s, sharded over 8.
+_AGENT_SEED_004 = _values(
+    model=seeds.SEED_MODEL_ID,
+    gpu=seeds.SEED_GPU_ID,
+    ag_context=seeds.SEED_CONTEXT_TOKENS,
+    ag_gpus=seeds.SEED_SHARDS,
+)
+
+
+# ---------------------------------------------------------------- every lesson's row of buttons
+
+SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
+    {
+        "agent_1m": (
+            # Seed 004's ledger as it counts it: BF16 cache, a 1,000-token answer, the whole card.
+            Scenario(
+                label_key="agent_1m.preset_seed",
+                values=_with(_AGENT_SEED_004, ag_kv_dtype="bf16", ag_answer=seeds.SEED_ANSWER_TOKENS, ag_util=1.0),
+            ),
+            # Seed 004, "O que dá para fazer hoje": FP8 halves the bytes per token.
+            Scenario(label_key="agent_1m.preset_fp8", values=_with(_AGENT_SEED_004, ag_kv_dtype="fp8")),
+            # MLA against the seed's GQA: DeepSeek-V3's latent at the same million tokens.
+            Scenario(
+                label_key="agent_1m.preset_mla",
+                values=_values(model="deepseek-v3", gpu="h200", ag_context=1_000_000, ag_kv_dtype="bf16", ag_gpus=8),
+            ),
+        ),
+        "attention_variants": (
+            # Seed 002's GQA/MQA table: 32 query heads and 32, 8 or 1 KV heads.
+            Scenario(
+                label_key="attention_variants.preset_seed002",
+                help_key="attention_variants.preset_seed002_help",
+                values=_values(
+                    model=seeds.SEED_002_GQA_TABLE_MODEL_ID,
+                    av_gqa_heads=8,
+                    av_context=4096,
+                    av_users=1,
+                    av_dtype="fp16",
+                ),
+            ),
+            # Seed 000's table at 128k tokens: MHA 64 GiB, GQA 16 GiB.
+            Scenario(
+                label_key="attention_variants.preset_seed000",
+                help_key="attention_variants.preset_seed000_help",
+                values=_values(
+                    model=seeds.SEED_000_MODEL_ID,
+                    av_gqa_heads=8,
+                    av_context=seeds.SEED_000_CONTEXT_TOKENS[-1],
+                    av_users=1,
+                    av_dtype="fp16",
+                ),
+            ),
+            # Seed 002's MLA, with DeepSeek-V3's own latent (rank 512 + 64 RoPE values).
+            Scenario(
+                label_key="attention_variants.preset_deepseek",
+                help_key="attention_variants.preset_deepseek_help",
+                values=_values(
+                    model=seeds.SEED_002_MLA_MODEL_ID,
+                    gpu="h200",
+                    av_gqa_heads=8,
+                    av_context=131072,
+                    av_users=1,
+                    av_rank=DEFAULT_MLA_RANK,
+                    av_rope=DEFAULT_MLA_ROPE_DIM,
+                    av_dtype="bf16",
+                ),
+            ),
+            # Seed 002's MQA row ("Falcon"): 71 query heads share one K/V head.
+            Scenario(
+                label_key="attention_variants.preset_falcon",
+                help_key="attention_variants.preset_falcon_help",
+                values=_values(model="falcon-7b", av_gqa_heads=1, av_context=2048, av_users=1, av_dtype="bf16"),
+            ),
+        ),
+        "decode_speed": (
+            # A chat on a consumer card; seed 004's 70B at 128k on 8 H100s; a batch that moves toward the ridge.
+            Scenario(
+                label_key="decode_speed.preset_chat",
+                values=_values(
+                    model="llama-3.1-8b",
+                    gpu="rtx-4090",
+                    ds_context=8192,
+                    ds_batch=1,
+                    ds_tp=1,
+                    ds_kv_dtype="bf16",
+                    ds_weights_dtype="bf16",
+                ),
+            ),
+            Scenario(
+                label_key="decode_speed.preset_70b",
+                values=_values(
+                    model="llama-3.1-70b",
+                    gpu="h100-sxm",
+                    ds_context=131072,
+                    ds_batch=1,
+                    ds_tp=8,
+                    ds_kv_dtype="bf16",
+                    ds_weights_dtype="bf16",
+                ),
+            ),
+            Scenario(
+                label_key="decode_speed.preset_batch",
+                values=_values(
+                    model="llama-3.1-8b",
+                    gpu="h100-sxm",
+                    ds_context=32768,
+                    ds_batch=32,
+                    ds_tp=1,
+                    ds_kv_dtype="bf16",
+                    ds_weights_dtype="bf16",
+                ),
+            ),
+        ),
+        "flash_attention": (
+            # An 8k prompt, then 128k (the slider's top): seed 002's H100.
+            Scenario(
+                label_key="flash_attention.preset_8k",
+                help_key="flash_attention.preset_8k_help",
+                values=_with(_FLASH_LLAMA, gpu=seeds.SEED_002_SRAM_GPU_ID, fa_tokens=8192, fa_heads=32, fa_batch=1),
+            ),
+            Scenario(
+                label_key="flash_attention.preset_128k",
+                help_key="flash_attention.preset_128k_help",
+                values=_with(_FLASH_LLAMA, gpu=seeds.SEED_002_SRAM_GPU_ID, fa_tokens=131072, fa_heads=32, fa_batch=1),
+            ),
+            # Seed 002's SRAM vs HBM: one head of 4k tokens in BF16 is 32 MiB of scores, about the H100's SRAM.
+            Scenario(
+                label_key="flash_attention.preset_sram",
+                help_key="flash_attention.preset_sram_help",
+                values=_with(_FLASH_LLAMA, gpu=seeds.SEED_002_SRAM_GPU_ID, fa_tokens=4096, fa_heads=1, fa_batch=1),
+            ),
+        ),
+        "kv_quantization": (
+            # Seed 000's FP8 row at 128k tokens.
+            Scenario(
+                label_key="kv_quantization.preset_seed000",
+                help_key="kv_quantization.preset_seed000_help",
+                values=_values(
+                    model=seeds.SEED_000_MODEL_ID,
+                    gpu=seeds.SEED_GPU_ID,
+                    kq_context=seeds.SEED_000_CONTEXT_TOKENS[-1],
+                    kq_users=1,
+                    kq_group=128,
+                    kq_weights="bf16",
+                ),
+            ),
+            # Seed 004's million tokens, as the slider's 2**20.
+            Scenario(
+                label_key="kv_quantization.preset_seed004",
+                help_key="kv_quantization.preset_seed004_help",
+                values=_values(
+                    model=seeds.SEED_MODEL_ID,
+                    gpu=seeds.SEED_GPU_ID,
+                    kq_context=1 << 20,
+                    kq_users=1,
+                    kq_group=128,
+                    kq_weights="bf16",
+                ),
+            ),
+            # Seed 000's 12 GB card, with users of 8k tokens.
+            Scenario(
+                label_key="kv_quantization.preset_12gb",
+                help_key="kv_quantization.preset_12gb_help",
+                values=_values(
+                    model=seeds.SEED_000_MODEL_ID,
+                    gpu=seeds.SEED_000_OUTAGE_SERVER.gpu_id,
+                    kq_context=8192,
+                    kq_users=1,
+                    kq_group=128,
+                    kq_weights="int8",
+                ),
+            ),
+        ),
+        "memory": (
+            # Seed 000's outage: two 20k-token PDFs on a 12 GB card.
+            Scenario(
+                label_key="memory.preset_pdf",
+                help_key="memory.preset_pdf_help",
+                values=_values(
+                    model=seeds.SEED_000_MODEL_ID,
+                    gpu=seeds.SEED_000_OUTAGE_SERVER.gpu_id,
+                    context=seeds.SEED_000_OUTAGE.pdf_tokens,
+                    concurrency=seeds.SEED_000_OUTAGE.users,
+                    kv_heads=8,
+                    kv_dtype=seeds.SEED_000_OUTAGE.kv_dtype,
+                    weights_dtype=seeds.SEED_000_OUTAGE_SERVER.weights_dtype,
+                ),
+            ),
+            # Seed 000's table at 128k: GQA (8 KV heads), then classic MHA (32).
+            Scenario(
+                label_key="memory.preset_gqa",
+                help_key="memory.preset_gqa_help",
+                values=_values(
+                    model=seeds.SEED_000_MODEL_ID,
+                    gpu="h100-sxm",
+                    context=seeds.SEED_000_CONTEXT_TOKENS[-1],
+                    concurrency=1,
+                    kv_heads=seeds.SEED_000_GQA_ROW.num_key_value_heads,
+                    kv_dtype="fp16",
+                    weights_dtype="bf16",
+                ),
+            ),
+            Scenario(
+                label_key="memory.preset_mha",
+                help_key="memory.preset_mha_help",
+                values=_values(
+                    model=seeds.SEED_000_MODEL_ID,
+                    gpu="h100-sxm",
+                    context=seeds.SEED_000_CONTEXT_TOKENS[-1],
+                    concurrency=1,
+                    kv_heads=seeds.SEED_000_MHA_ROW.num_key_value_heads,
+                    kv_dtype="fp16",
+                    weights_dtype="bf16",
+                ),
+            ),
+            # Seed 002's one-user story: 70B in FP16 at 128k on H100s.
+            Scenario(
+                label_key="memory.preset_70b",
+                help_key="memory.preset_70b_help",
+                values=_values(
+                    model=seeds.SEED_002_STORY.model_id,
+                    gpu=seeds.SEED_002_STORY.gpu_id,
+                    context=seeds.SEED_002_STORY.context_tokens,
+                    concurrency=1,
+                    kv_heads=8,
+                    kv_dtype=seeds.SEED_002_STORY.dtype,
+                    weights_dtype=seeds.SEED_002_STORY.dtype,
+                ),
+            ),
+        ),
+        "paged_attention": (
+            Scenario(
+                label_key="paged_attention.preset_sharegpt",
+                help_key="paged_attention.preset_sharegpt_help",
+                values=PAGED_ATTENTION_SHAREGPT,
+            ),
+            # Seed 000's "300 tokens" against a 128k reservation: short chats on a long-context model.
+            Scenario(
+                label_key="paged_attention.preset_128k",
+                help_key="paged_attention.preset_128k_help",
+                values=_with(PAGED_ATTENTION_SHAREGPT, pa_mean=800, pa_spread=1.0, pa_max_len=131072, pa_pool=1048576),
+            ),
+            Scenario(
+                label_key="paged_attention.preset_block_128",
+                help_key="paged_attention.preset_block_128_help",
+                values=_with(PAGED_ATTENTION_SHAREGPT, pa_block=128),
+            ),
+        ),
+        "prefill_decode": (
+            # A chat, a long summary, a batch of 64: Llama 3.1 8B on an H100 SXM.
+            Scenario(
+                label_key="prefill_decode.preset_chat",
+                help_key="prefill_decode.preset_chat_help",
+                values=_values(model="llama-3.1-8b", gpu="h100-sxm", pd_prompt=1024, pd_output=300, pd_batch=1),
+            ),
+            Scenario(
+                label_key="prefill_decode.preset_summary",
+                help_key="prefill_decode.preset_summary_help",
+                values=_values(model="llama-3.1-8b", gpu="h100-sxm", pd_prompt=32768, pd_output=500, pd_batch=1),
+            ),
+            Scenario(
+                label_key="prefill_decode.preset_batch",
+                help_key="prefill_decode.preset_batch_help",
+                values=_values(model="llama-3.1-8b", gpu="h100-sxm", pd_prompt=1024, pd_output=300, pd_batch=64),
+            ),
+            # Seed 004's "cerca de 300 FLOPs ... para cada byte": the datasheet's full speed (MFU = MBU = 1).
+            Scenario(
+                label_key="prefill_decode.preset_ridge",
+                help_key="prefill_decode.preset_ridge_help",
+                values=_values(
+                    model=seeds.SEED_MODEL_ID,
+                    gpu=seeds.SEED_GPU_ID,
+                    pd_prompt=1024,
+                    pd_output=300,
+                    pd_batch=1,
+                    pd_weights="bf16",
+                    pd_mfu=1.0,
+                    pd_mbu=1.0,
+                ),
+            ),
+        ),
+        "prefix_caching": (
+            Scenario(
+                label_key="prefix_caching.preset_seed",
+                help_key="prefix_caching.preset_seed_help",
+                values=PREFIX_CACHING_SEED_002,
+            ),
+            # A prefix shorter than one block shares nothing; requests slower than the seed's 5-minute TTL miss.
+            Scenario(
+                label_key="prefix_caching.preset_short",
+                help_key="prefix_caching.preset_short_help",
+                values=_with(PREFIX_CACHING_SEED_002, pc_prefix=12),
+            ),
+            Scenario(
+                label_key="prefix_caching.preset_slow",
+                help_key="prefix_caching.preset_slow_help",
+                values=_with(PREFIX_CACHING_SEED_002, pc_interval=600),
+            ),
+        ),
+        "sizing": (
+            Scenario(label_key="sizing.preset_pdf", help_key="sizing.preset_pdf_help", values=SIZING_SEED_000_OUTAGE),
+            # Seed 000's dashboard, then its one user of 128k tokens on the same server.
+            Scenario(
+                label_key="sizing.preset_dashboard",
+                help_key="sizing.preset_dashboard_help",
+                values=_SIZING_DASHBOARD,
+            ),
+            Scenario(
+                label_key="sizing.preset_long_user",
+                help_key="sizing.preset_long_user_help",
+                values=_with(_SIZING_DASHBOARD, sz_users=1, sz_context=seeds.SEED_000_DASHBOARD.long_user_tokens),
+            ),
+        ),
+        "vllm_pool": (
+            Scenario(
+                label_key="vllm_pool.preset_issue", help_key="vllm_pool.preset_issue_help", values=VLLM_POOL_ISSUE
+            ),
+            # Tensor parallelism: seed 004's 70B over 4 H100s; DeepSeek-V3's latent replicated over 8 H200s.
+            Scenario(
+                label_key="vllm_pool.preset_70b",
+                help_key="vllm_pool.preset_70b_help",
+                values=_with(
+                    VLLM_POOL_ISSUE,
+                    model="llama-3.1-70b",
+                    gpu="h100-sxm",
+                    vp_max_model_len=131072,
+                    vp_batched_tokens=8192,
+                    vp_tp=4,
+                ),
+            ),
+            Scenario(
+                label_key="vllm_pool.preset_deepseek",
+                help_key="vllm_pool.preset_deepseek_help",
+                values=_with(
+                    VLLM_POOL_ISSUE,
+                    model="deepseek-v3",
+                    gpu="h200",
+                    vp_max_model_len=131072,
+                    vp_batched_tokens=8192,
+                    vp_tp=8,
+                ),
+            ),
+        ),
+        "why_cache": (
+            # Eight tokens to count by hand; seed 000's token 1,000; seed 000's 40-page PDF on its 12 GB card.
+            Scenario(
+                label_key="why_cache.preset_small",
+                help_key="why_cache.preset_small_help",
+                values=_values(wc_tokens=8, wc_steps=8),
+            ),
+            Scenario(
+                label_key="why_cache.preset_chat",
+                help_key="why_cache.preset_chat_help",
+                values=_values(wc_tokens=seeds.SEED_000_RECOMPUTE_TOKENS),
+            ),
+            Scenario(
+                label_key="why_cache.preset_pdf",
+                help_key="why_cache.preset_pdf_help",
+                values=_values(
+                    model=seeds.SEED_000_MODEL_ID,
+                    gpu=seeds.SEED_000_OUTAGE_SERVER.gpu_id,
+                    wc_tokens=seeds.SEED_000_PDF_TOKENS,
+                ),
+            ),
+        ),
+    }
+)
