@@ -42,7 +42,9 @@ pages = {
     ]
     for section, section_pages in lessons.sections().items()
 }
-pg = st.navigation(pages)
+# Every section open: Streamlit's fold ("View 9 more") hid the page a student was on, and its label is English only.
+pg = st.navigation(pages, expanded=True)
+st.set_page_config(page_title=f"{pg.title} · KV Cache Lab")  # each page its own browser tab title
 ui.unknown_page_notice([page.url_path for section in pages.values() for page in section])
 course.course_bar(pg.url_path)  # nothing unless the link carries a course path
 with contextlib.suppress(lesson.LessonDone):  # each lesson reruns alone in a fragment (lesson.rerun_alone)

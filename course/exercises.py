@@ -58,6 +58,7 @@ from kvcore import (
     decode_bytes_per_step,
     decode_flops_per_step,
     decode_intensity_flop_per_byte,
+    decode_step_times,
     dtype_name,
     kv_budget_bytes,
     kv_bytes_per_token,
@@ -68,13 +69,12 @@ from kvcore import (
     prefill_bytes,
     prefill_flops,
     prefill_intensity_flop_per_byte,
+    prefill_times,
     rates_for,
     ridge_point,
     sequence_kv_bytes,
     sizing_steps,
     tensor_parallel_sizes,
-    tpot_s,
-    ttft_s,
     weights_bytes,
 )
 
@@ -606,16 +606,16 @@ def _build_decode(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exerci
     n, batch = s.gpus, s.batch
     # The same time model as the decode lesson and the CLI, at the datasheet bound the question states.
     rates = rates_for(gpu, weights_dtype=s.weights_dtype, gpus=n)
-    answer = 1e3 * float(
-        tpot_s(
-            model,
-            context_tokens=s.context_tokens,
-            batch=batch,
-            rates=rates,
-            weight_bytes_per_param=s.b_w,
-            kv_bytes_per_value=s.b,
-        )
+    # Both roofline terms once (kvcore.tpot_s is their maximum): the answer and the worked lines read them.
+    times = decode_step_times(
+        model,
+        context_tokens=s.context_tokens,
+        batch=batch,
+        rates=rates,
+        weight_bytes_per_param=s.b_w,
+        kv_bytes_per_value=s.b,
     )
+    answer = 1e3 * float(times.time_s)
     read = decode_bytes_per_step(
         model,
         context_tokens=s.context_tokens,
@@ -643,6 +643,7 @@ def _build_decode(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exerci
         flops=Quantity(symbol="F_decode", value=flops, unit="FLOP"),
         moved=Quantity(symbol="step_bytes", value=total, unit="B"),
         rates=rates,
+        times=times,
         unit="ms",
     )
     if memory.value >= compute.value:  # memory-bound (nearly always at these batches): the bytes term is the answer
@@ -668,9 +669,11 @@ def _build_prefill(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exerc
     # The same time model as the lessons and the CLI, at the datasheet bound the question states;
     # n GPUs share the work: their peaks and bandwidths add up.
     rates = rates_for(gpu, weights_dtype=s.weights_dtype, gpus=n)
-    answer = 1e3 * float(
-        ttft_s(model, prompt_tokens=prompt, rates=rates, weight_bytes_per_param=s.b_w, kv_bytes_per_value=s.b)
+    # Both roofline terms once (kvcore.ttft_s is their maximum): the answer and the worked lines read them.
+    times = prefill_times(
+        model, prompt_tokens=prompt, rates=rates, weight_bytes_per_param=s.b_w, kv_bytes_per_value=s.b
     )
+    answer = 1e3 * float(times.time_s)
     flops = float(prefill_flops(model, prompt_tokens=prompt))
     moved = float(prefill_bytes(model, prompt_tokens=prompt, weight_bytes_per_param=s.b_w, kv_bytes_per_value=s.b))
     compute, memory, ttft = worked.roofline(
@@ -678,6 +681,7 @@ def _build_prefill(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exerc
         flops=Quantity(symbol="prefill_flops", value=flops, unit="FLOP"),
         moved=Quantity(symbol="prefill_bytes", value=moved, unit="B"),
         rates=rates,
+        times=times,
         unit="ms",
     )
     steps = _prefill_flops_steps(model, prompt, flops)

@@ -31,6 +31,7 @@ from typing import Any
 from kvcore import (
     DecodeBytes,
     ModelSpec,
+    PhaseTimes,
     Rates,
     compute_time_s,
     kv_bytes_per_token,
@@ -38,7 +39,7 @@ from kvcore import (
     kv_heads_per_gpu,
     layer_values_per_token,
     memory_time_s,
-    phase_time_s,
+    phase_times,
     ridge_point,
     sequence_kv_bytes,
 )
@@ -186,30 +187,44 @@ def _time_unit(unit: str) -> tuple[float, str]:
     return (1e3, " * 1000") if unit == "ms" else (1.0, "")
 
 
-def compute_term(
-    flops: Quantity, *, rates: Rates, efficiencies: bool = False, gpus: bool | None = None, unit: str = "s"
+def _compute_line(
+    flops: Quantity, *, seconds: float, rates: Rates, efficiencies: bool, gpus: bool | None, unit: str
 ) -> WorkedStep:
-    """compute_time = FLOPs / (n_gpu · P · MFU) [s or ms] (``kvcore.compute_time_s``)."""
+    """compute_time = FLOPs / (n_gpu · P · MFU) [s or ms], worth kvcore's `seconds` (× 1000 for ms)."""
     scale, suffix = _time_unit(unit)
     peak = Quantity(symbol="P", value=rates.peak_flop_per_s, unit="FLOP/s")
     mfu = Quantity(symbol="MFU", value=rates.mfu)
     text, factors = _denominator(peak, mfu, rates, efficiencies, gpus)
-    value = scale * float(compute_time_s(flops.value, peak_flop_per_s=peak.value, mfu=rates.mfu, gpus=rates.gpus))
-    return step("compute_time", f"{flops.symbol} / {text}{suffix}", [flops, *factors], value, unit)
+    return step("compute_time", f"{flops.symbol} / {text}{suffix}", [flops, *factors], scale * seconds, unit)
+
+
+def _memory_line(
+    moved: Quantity, *, seconds: float, rates: Rates, efficiencies: bool, gpus: bool | None, unit: str
+) -> WorkedStep:
+    """memory_time = bytes / (n_gpu · BW · MBU) [s or ms], worth kvcore's `seconds` (× 1000 for ms)."""
+    scale, suffix = _time_unit(unit)
+    bandwidth = Quantity(symbol="BW", value=rates.bandwidth_bytes_per_s, unit="B/s")
+    mbu = Quantity(symbol="MBU", value=rates.mbu)
+    text, factors = _denominator(bandwidth, mbu, rates, efficiencies, gpus)
+    return step("memory_time", f"{moved.symbol} / {text}{suffix}", [moved, *factors], scale * seconds, unit)
+
+
+def compute_term(
+    flops: Quantity, *, rates: Rates, efficiencies: bool = False, gpus: bool | None = None, unit: str = "s"
+) -> WorkedStep:
+    """compute_time = FLOPs / (n_gpu · P · MFU) [s or ms] (``kvcore.compute_time_s``)."""
+    seconds = float(compute_time_s(flops.value, peak_flop_per_s=rates.peak_flop_per_s, mfu=rates.mfu, gpus=rates.gpus))
+    return _compute_line(flops, seconds=seconds, rates=rates, efficiencies=efficiencies, gpus=gpus, unit=unit)
 
 
 def memory_term(
     moved: Quantity, *, rates: Rates, efficiencies: bool = False, gpus: bool | None = None, unit: str = "s"
 ) -> WorkedStep:
     """memory_time = bytes / (n_gpu · BW · MBU) [s or ms] (``kvcore.memory_time_s``)."""
-    scale, suffix = _time_unit(unit)
-    bandwidth = Quantity(symbol="BW", value=rates.bandwidth_bytes_per_s, unit="B/s")
-    mbu = Quantity(symbol="MBU", value=rates.mbu)
-    text, factors = _denominator(bandwidth, mbu, rates, efficiencies, gpus)
-    value = scale * float(
-        memory_time_s(moved.value, bandwidth_bytes_per_s=bandwidth.value, mbu=rates.mbu, gpus=rates.gpus)
+    seconds = float(
+        memory_time_s(moved.value, bandwidth_bytes_per_s=rates.bandwidth_bytes_per_s, mbu=rates.mbu, gpus=rates.gpus)
     )
-    return step("memory_time", f"{moved.symbol} / {text}{suffix}", [moved, *factors], value, unit)
+    return _memory_line(moved, seconds=seconds, rates=rates, efficiencies=efficiencies, gpus=gpus, unit=unit)
 
 
 def roofline(
@@ -218,6 +233,7 @@ def roofline(
     flops: Quantity,
     moved: Quantity,
     rates: Rates,
+    times: PhaseTimes | None = None,
     efficiencies: bool = False,
     gpus: bool | None = None,
     unit: str = "s",
@@ -226,18 +242,23 @@ def roofline(
 
     compute_time = FLOPs / (n_gpu · P · MFU), memory_time = bytes / (n_gpu · BW · MBU), `name` =
     max(compute_time, memory_time) [s, or ms with ``unit='ms'``: × 1000]. The values are kvcore's
-    (``compute_time_s``, ``memory_time_s``, ``phase_time_s``: Williams et al. 2009). `efficiencies`
-    shows MFU and MBU; `gpus` shows n_gpu (None: when there is more than one).
+    two terms, `times` when the caller has them (``kvcore.prefill_times``, ``decode_step_times``
+    of the same FLOPs and bytes), else ``kvcore.phase_times(flops, moved)`` (Williams et al. 2009).
+    `efficiencies` shows MFU and MBU; `gpus` shows n_gpu (None: when there is more than one).
     """
     scale, _ = _time_unit(unit)
-    compute = compute_term(flops, rates=rates, efficiencies=efficiencies, gpus=gpus, unit=unit)
-    memory = memory_term(moved, rates=rates, efficiencies=efficiencies, gpus=gpus, unit=unit)
-    terms = [
+    terms = phase_times(flops.value, moved.value, rates=rates) if times is None else times
+    compute = _compute_line(
+        flops, seconds=float(terms.compute_s), rates=rates, efficiencies=efficiencies, gpus=gpus, unit=unit
+    )
+    memory = _memory_line(
+        moved, seconds=float(terms.memory_s), rates=rates, efficiencies=efficiencies, gpus=gpus, unit=unit
+    )
+    both = [
         Quantity(symbol="compute_time", value=compute.value, unit=unit),
         Quantity(symbol="memory_time", value=memory.value, unit=unit),
     ]
-    result = scale * float(phase_time_s(flops.value, moved.value, rates=rates))
-    return compute, memory, step(name, "max(compute_time, memory_time)", terms, result, unit)
+    return compute, memory, step(name, "max(compute_time, memory_time)", both, scale * float(terms.time_s), unit)
 
 
 def ridge(*, peak_flop_per_s: float, bandwidth_bytes_per_s: float) -> WorkedStep:

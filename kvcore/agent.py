@@ -32,7 +32,7 @@ from .hardware import GpuSpec
 from .kv import kv_bytes_per_token, kv_cache_bytes, mha_equivalent_bytes_per_token
 from .memory import model_weights_bytes
 from .model import ModelSpec
-from .timing import decode_bytes_per_step, decode_token_s, ridge_point, tensor_parallel_sizes
+from .timing import DEFAULT_MBU, decode_bytes_per_step, decode_token_s, ridge_point, tensor_parallel_sizes
 
 __all__ = [
     "CacheOption",
@@ -74,19 +74,37 @@ def smallest_tensor_parallel(model: ModelSpec, *, at_least: int, limit: int = 10
     return sizes[0]
 
 
-def answer_stream_s(model: ModelSpec, *, context_tokens: float, answer_tokens: int, **step: Any) -> float:
-    """Seconds of memory streaming to decode an answer of n tokens after a prompt of s tokens.
+def answer_stream_s(
+    model: ModelSpec,
+    *,
+    context_tokens: float,
+    answer_tokens: int,
+    bandwidth_bytes_per_s: float,
+    kv_bytes_per_value: float = 2.0,
+    tp: int = 1,
+    weights_bytes: float | None = None,
+    weight_bytes_per_param: float = 2.0,
+    efficiency: float = DEFAULT_MBU,
+) -> float:
+    """Seconds of memory streaming to decode an answer of n tokens after a prompt of s tokens [s].
 
-    Formula: Σ_{i=0}^{n−1} step(s + i), each step (:func:`kvcore.timing.decode_token_s`, which
-    takes the other keywords: ``bandwidth_bytes_per_s``, ``kv_bytes_per_value``, ``tp``,
-    ``weights_bytes``, ``weight_bytes_per_param``, ``efficiency`` = MBU, default
-    ``DEFAULT_MBU``) reading the weights and a cache one token longer than the step before
-    (the cache grows as the answer is written). ``weights_bytes=0`` counts the KV reads
-    alone. Seed 004 multiplies one step by 1,000 ("~95 s"): at 1M tokens the cache grows by
-    only 0.1 %.
+    Formula: Σ_{i=0}^{n−1} step(s + i), each step (:func:`kvcore.timing.decode_token_s`:
+    bytes / (tp · bandwidth [B/s] · efficiency), efficiency = MBU) reading the weights and a
+    cache one token longer than the step before (the cache grows as the answer is written).
+    ``weights_bytes=0`` counts the KV reads alone. Seed 004 multiplies one step by 1,000
+    ("~95 s"): at 1M tokens the cache grows by only 0.1 %.
     """
     n = checks.whole("answer tokens", answer_tokens)
-    steps = decode_token_s(model, context_tokens=float(context_tokens) + np.arange(n, dtype=float), **step)
+    steps = decode_token_s(
+        model,
+        context_tokens=float(context_tokens) + np.arange(n, dtype=float),
+        bandwidth_bytes_per_s=bandwidth_bytes_per_s,
+        kv_bytes_per_value=kv_bytes_per_value,
+        tp=tp,
+        weights_bytes=weights_bytes,
+        weight_bytes_per_param=weight_bytes_per_param,
+        efficiency=efficiency,
+    )
     return float(np.sum(steps))
 
 

@@ -130,13 +130,19 @@ def sequence_kv_bytes(
     return np.asarray(sum(parts.values()), dtype=float)
 
 
-def kv_cache_bytes(model: ModelSpec, *, concurrency: ArrayLike = 1, **sequence: Any) -> np.ndarray:
-    """KV cache bytes for `concurrency` sequences of `context_tokens` each, on one GPU.
+def kv_cache_bytes(
+    model: ModelSpec,
+    *,
+    context_tokens: ArrayLike,
+    concurrency: ArrayLike = 1,
+    bytes_per_value: float = 2.0,
+    tp: int = 1,
+    state_bytes_per_value: float = 2.0,
+) -> np.ndarray:
+    """KV cache bytes for `concurrency` sequences of `context_tokens` each, on one GPU [bytes].
 
     Formula: B · sequence_kv_bytes(s) — for full attention 2 · L · n_kv · d_head · s · B · b
-    (seed 000). `sequence` takes :func:`sequence_kv_bytes`' keywords (``context_tokens``,
-    ``bytes_per_value``, ``tp``, ``state_bytes_per_value``). Pass ``context[:, None]`` and
-    ``concurrency[None, :]`` for a grid.
+    (seed 000). Pass ``context[:, None]`` and ``concurrency[None, :]`` for a grid.
 
     >>> from kvcore.model import uniform_model
     >>> m = uniform_model(num_hidden_layers=32, num_key_value_heads=8, head_dim=128)
@@ -144,15 +150,38 @@ def kv_cache_bytes(model: ModelSpec, *, concurrency: ArrayLike = 1, **sequence: 
     16.0
     """
     checks.positive("concurrency", concurrency, allow_zero=True)
-    return sequence_kv_bytes(model, **sequence) * np.asarray(concurrency, dtype=float)
+    per_sequence = sequence_kv_bytes(
+        model,
+        context_tokens=context_tokens,
+        bytes_per_value=bytes_per_value,
+        tp=tp,
+        state_bytes_per_value=state_bytes_per_value,
+    )
+    return per_sequence * np.asarray(concurrency, dtype=float)
 
 
-def kv_cache_bytes_all_gpus(model: ModelSpec, *, tp: int = 1, **cache: Any) -> np.ndarray:
-    """KV bytes summed over the tp ranks: tp · kv_cache_bytes(tp) (replicated heads and MLA latents counted on each).
+def kv_cache_bytes_all_gpus(
+    model: ModelSpec,
+    *,
+    context_tokens: ArrayLike,
+    concurrency: ArrayLike = 1,
+    bytes_per_value: float = 2.0,
+    tp: int = 1,
+    state_bytes_per_value: float = 2.0,
+) -> np.ndarray:
+    """KV bytes summed over the tp ranks: tp · kv_cache_bytes(tp) [bytes].
 
-    `cache` takes :func:`kv_cache_bytes`'s other keywords (``context_tokens``, ``concurrency``, ``bytes_per_value``).
+    Replicated KV heads (tp > n_kv) and MLA latents are counted on every rank that holds
+    them (vLLM ``get_num_kv_heads``), so the fleet may hold more than one GPU would.
     """
-    return tp * kv_cache_bytes(model, tp=tp, **cache)
+    return tp * kv_cache_bytes(
+        model,
+        context_tokens=context_tokens,
+        concurrency=concurrency,
+        bytes_per_value=bytes_per_value,
+        tp=tp,
+        state_bytes_per_value=state_bytes_per_value,
+    )
 
 
 def context_tokens_at_kv_bytes(

@@ -74,7 +74,9 @@ import kvcore  # block_bytes, num_blocks, kv_bytes_per_token: looked up at call 
 
 from . import checks
 from .capacity import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_BATCHED_TOKENS
+from .dtypes import bytes_per_value
 from .errors import KvError
+from .timing import TYPICAL_MBU, TYPICAL_MFU, phase_times, rates_for
 
 if TYPE_CHECKING:
     from .hardware import GpuSpec
@@ -307,24 +309,31 @@ def server_from_model(
     max_num_seqs: int = DEFAULT_MAX_NUM_SEQS,
     max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
     kv_bytes_per_value: float = 2.0,
-    weight_bytes_per_param: float = 2.0,
-    mbu: float = 0.8,
-    mfu: float = 0.5,
+    weights_dtype: str | None = None,
+    weight_bytes_per_param: float | None = None,
+    mbu: float = TYPICAL_MBU,
+    mfu: float = TYPICAL_MFU,
     swap_bytes_per_s: float = 25e9,
     preemption_mode: PreemptionMode = "recompute",
 ) -> ServerConfig:
     """A server for `model` on one `gpu` whose KV pool is `kv_pool_bytes`.
 
     num_blocks = floor(pool / (block_size · KV bytes per token)) (``kvcore.num_blocks``);
-    weights_read_s = active params · b_w / (bandwidth · MBU);
-    kv_read_s_per_token = KV bytes per token / (bandwidth · MBU);
-    compute_s_per_token = 2 · active params / (BF16 dense FLOP/s · MFU) (attention
-    FLOPs left out); swap_s_per_block = block bytes / swap bandwidth (PCIe 4.0 x16
-    moves about 25 GB/s). Every layer's cache grows with every token here, as
-    for full attention: sliding-window and linear layers would need fewer blocks.
+    the step costs are the two roofline terms of :func:`kvcore.timing.phase_times` on
+    ``rates_for(gpu, weights_dtype)`` (the matmul peak of the weights' format: FP8 tensor
+    cores for FP8 weights where the chip has them, else BF16):
+    weights_read_s = active params · b_w / (bandwidth · MBU) [s];
+    kv_read_s_per_token = KV bytes per token / (bandwidth · MBU) [s];
+    compute_s_per_token = 2 · active params / (peak · MFU) [s] (attention FLOPs left out);
+    swap_s_per_block = block bytes / swap bandwidth [s] (PCIe 4.0 x16 moves about 25 GB/s).
+    `weights_dtype` defaults to the checkpoint's (``model.weights_dtype``), b_w to its bytes
+    per value; MBU and MFU to ``TYPICAL_MBU`` and ``TYPICAL_MFU``. Every layer's cache grows
+    with every token here, as for full attention: sliding-window and linear layers would
+    need fewer blocks.
     """
-    checks.fraction("MBU", mbu)
-    checks.fraction("MFU", mfu)
+    weights_format = weights_dtype or model.weights_dtype
+    rates = rates_for(gpu, weights_dtype=weights_format, mfu=mfu, mbu=mbu)
+    b_w = bytes_per_value(weights_format) if weight_bytes_per_param is None else weight_bytes_per_param
     checks.positive("swap bandwidth (bytes/s)", swap_bytes_per_s)
     if model.active_params is None:
         raise KvError(
@@ -341,15 +350,19 @@ def server_from_model(
             kv_pool_bytes=kv_pool_bytes,
             block_bytes=per_block,
         )
-    bandwidth = gpu.bandwidth_bytes_per_s * mbu
+    # One read of the active weights per step; one processed token (2 FLOPs per active parameter) and one cached token.
+    weights = phase_times(0.0, model.active_params * b_w, rates=rates)
+    per_token = phase_times(
+        2.0 * model.active_params, kvcore.kv_bytes_per_token(model, bytes_per_value=kv_bytes_per_value), rates=rates
+    )
     return ServerConfig(
         num_blocks=blocks,
         block_size=block_size,
         max_num_seqs=max_num_seqs,
         max_num_batched_tokens=max_num_batched_tokens,
-        weights_read_s=model.active_params * weight_bytes_per_param / bandwidth,
-        kv_read_s_per_token=kvcore.kv_bytes_per_token(model, bytes_per_value=kv_bytes_per_value) / bandwidth,
-        compute_s_per_token=2.0 * model.active_params / (gpu.bf16_dense_flop_per_s * mfu),
+        weights_read_s=float(weights.memory_s),
+        kv_read_s_per_token=float(per_token.memory_s),
+        compute_s_per_token=float(per_token.compute_s),
         swap_s_per_block=per_block / swap_bytes_per_s,
         preemption_mode=preemption_mode,
     )

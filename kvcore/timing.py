@@ -250,16 +250,28 @@ def phase_time_s(flops: ArrayLike, num_bytes: ArrayLike, *, rates: Rates) -> np.
     return phase_times(flops, num_bytes, rates=rates).time_s
 
 
-def roofline_time_s(flops: ArrayLike, num_bytes: ArrayLike, **one_gpu: Any) -> np.ndarray:
-    """:func:`phase_time_s` on one GPU, the rates given one by one: max(FLOPs / (peak · MFU), bytes / (BW · MBU)).
+def roofline_time_s(
+    flops: ArrayLike,
+    num_bytes: ArrayLike,
+    *,
+    peak_flop_per_s: float,
+    bandwidth_bytes_per_s: float,
+    mfu: float = DEFAULT_MFU,
+    mbu: float = DEFAULT_MBU,
+) -> np.ndarray:
+    """:func:`phase_time_s` on one GPU, the rates given one by one: max(FLOPs / (peak · MFU), bytes / (BW · MBU)) [s].
 
-    `one_gpu` holds :class:`Rates`' keywords (``peak_flop_per_s``, ``bandwidth_bytes_per_s``,
-    ``mfu``, ``mbu``; the efficiencies default to ``DEFAULT_MFU``/``DEFAULT_MBU``).
+    FLOPs [FLOP], bytes [B], peak [FLOP/s], bandwidth [B/s]; the efficiencies default to
+    ``DEFAULT_MFU``/``DEFAULT_MBU`` (the datasheet bound). Source: Williams et al. 2009, "Roofline".
 
     >>> float(roofline_time_s(2e12, 1e9, peak_flop_per_s=1e15, bandwidth_bytes_per_s=1e12))
     0.002
     """
-    return phase_time_s(flops, num_bytes, rates=Rates(**one_gpu))
+    return phase_time_s(
+        flops,
+        num_bytes,
+        rates=Rates(peak_flop_per_s=peak_flop_per_s, bandwidth_bytes_per_s=bandwidth_bytes_per_s, mfu=mfu, mbu=mbu),
+    )
 
 
 def stream_time_s(
@@ -270,13 +282,16 @@ def stream_time_s(
     return memory_time_s(num_bytes, bandwidth_bytes_per_s=bandwidth_bytes_per_s, mbu=efficiency, gpus=gpus)
 
 
-def decode_step_s(bytes_per_step: ArrayLike, **stream: Any) -> np.ndarray:
+def decode_step_s(
+    bytes_per_step: ArrayLike, *, bandwidth_bytes_per_s: float, gpus: int = 1, efficiency: float = DEFAULT_MBU
+) -> np.ndarray:
     """The memory term of a decode step: bytes_per_step / (bandwidth · GPUs · efficiency) [s].
 
-    :func:`stream_time_s` of the step's bytes, with its keywords (``bandwidth_bytes_per_s``,
-    ``gpus``, ``efficiency`` = MBU); :func:`decode_step_times` adds the compute term.
+    Bytes per step [B] (:func:`decode_bytes_per_step`), bandwidth [B/s] per GPU (datasheet,
+    data/gpus.csv), efficiency = MBU. :func:`stream_time_s` of the step's bytes;
+    :func:`decode_step_times` adds the compute term (seed 004: 327.68 GB / 3.35 TB/s = 97.8 ms).
     """
-    return stream_time_s(bytes_per_step, **stream)
+    return stream_time_s(bytes_per_step, bandwidth_bytes_per_s=bandwidth_bytes_per_s, gpus=gpus, efficiency=efficiency)
 
 
 def prefill_time_s(flops: ArrayLike, *, peak_flop_per_s: float, gpus: int = 1, mfu: float = DEFAULT_MFU) -> np.ndarray:
@@ -320,13 +335,20 @@ def arithmetic_intensity(flops: ArrayLike, num_bytes: ArrayLike) -> np.ndarray:
     return np.asarray(flops, dtype=float) / np.asarray(num_bytes, dtype=float)
 
 
-def achieved_flop_per_s(intensity: ArrayLike, **one_gpu: Any) -> np.ndarray:
-    """The roofline with real efficiencies: min(peak · MFU, intensity · bandwidth · MBU)  [FLOP/s].
+def achieved_flop_per_s(
+    intensity: ArrayLike,
+    *,
+    peak_flop_per_s: float,
+    bandwidth_bytes_per_s: float,
+    mfu: float = DEFAULT_MFU,
+    mbu: float = DEFAULT_MBU,
+) -> np.ndarray:
+    """The roofline with real efficiencies: min(peak · MFU, intensity · bandwidth · MBU)  [FLOP/s] per GPU.
 
-    FLOPs / phase_time_s for a kernel of that intensity: where a phase sits on a roofline chart.
-    `one_gpu` holds :class:`Rates`' keywords, as for :func:`roofline_time_s`.
+    Intensity [FLOP/B], peak [FLOP/s], bandwidth [B/s]. FLOPs / phase_time_s for a kernel of
+    that intensity: where a phase sits on a roofline chart (Williams et al. 2009, "Roofline").
     """
-    rates = Rates(**one_gpu)
+    rates = Rates(peak_flop_per_s=peak_flop_per_s, bandwidth_bytes_per_s=bandwidth_bytes_per_s, mfu=mfu, mbu=mbu)
     compute_roof = rates.peak_flop_per_s * rates.mfu
     return np.minimum(compute_roof, np.asarray(intensity, dtype=float) * rates.bandwidth_bytes_per_s * rates.mbu)
 
@@ -550,16 +572,28 @@ def prefill_times(
     return phase_times(flops, moved, rates=rates)
 
 
-def ttft_s(model: ModelSpec, **prompt: Any) -> np.ndarray:
+def ttft_s(
+    model: ModelSpec,
+    *,
+    prompt_tokens: ArrayLike,
+    rates: Rates,
+    weight_bytes_per_param: float = 2.0,
+    kv_bytes_per_value: float = 2.0,
+) -> np.ndarray:
     """Time to first token [s]: the prefill of the prompt on the roofline, nothing queued before it.
 
     Formula: max(prefill FLOPs / (peak · GPUs · MFU), prefill bytes / (bandwidth · GPUs · MBU)),
-    the larger term of :func:`prefill_times`, which takes the same keywords (``prompt_tokens``,
-    ``rates``, ``weight_bytes_per_param``, ``kv_bytes_per_value``). Long prompts are
-    compute-bound (the FLOPs term wins); a prompt shorter than the ridge point in tokens
-    costs about one read of the weights, like a decode step.
+    the larger term of :func:`prefill_times`. Long prompts are compute-bound (the FLOPs term
+    wins); a prompt shorter than the ridge point in tokens costs about one read of the
+    weights, like a decode step (seed 002).
     """
-    return prefill_times(model, **prompt).time_s
+    return prefill_times(
+        model,
+        prompt_tokens=prompt_tokens,
+        rates=rates,
+        weight_bytes_per_param=weight_bytes_per_param,
+        kv_bytes_per_value=kv_bytes_per_value,
+    ).time_s
 
 
 def decode_step_times(
@@ -594,18 +628,33 @@ def decode_step_times(
     return phase_times(flops, moved, rates=rates)
 
 
-def tpot_s(model: ModelSpec, **step: Any) -> np.ndarray:
+def tpot_s(
+    model: ModelSpec,
+    *,
+    context_tokens: ArrayLike,
+    batch: ArrayLike = 1,
+    rates: Rates,
+    weight_bytes_per_param: float = 2.0,
+    kv_bytes_per_value: float = 2.0,
+    weights_bytes: float | None = None,
+) -> np.ndarray:
     """Time per output token [s]: one decode step of `batch` sequences of `context_tokens` each.
 
     Formula: max(step FLOPs / (peak · GPUs · MFU), step bytes / (bandwidth · GPUs · MBU)), the
-    larger term of :func:`decode_step_times`, which takes the same keywords (``context_tokens``,
-    ``batch``, ``rates``, ``weight_bytes_per_param``, ``kv_bytes_per_value``, ``weights_bytes``).
-    The bytes are :func:`decode_bytes_per_step` over ``rates.gpus`` GPUs (KV heads replicated
-    by tensor parallelism read on every rank). Each sequence gets one token per step, so this
-    is also the gap between two tokens a user sees. At small batches the bytes term wins
-    (memory-bound).
+    larger term of :func:`decode_step_times`. The bytes are :func:`decode_bytes_per_step` over
+    ``rates.gpus`` GPUs (KV heads replicated by tensor parallelism read on every rank). Each
+    sequence gets one token per step, so this is also the gap between two tokens a user sees.
+    At small batches the bytes term wins (memory-bound; seed 004, Pope et al. 2022).
     """
-    return decode_step_times(model, **step).time_s
+    return decode_step_times(
+        model,
+        context_tokens=context_tokens,
+        batch=batch,
+        rates=rates,
+        weight_bytes_per_param=weight_bytes_per_param,
+        kv_bytes_per_value=kv_bytes_per_value,
+        weights_bytes=weights_bytes,
+    ).time_s
 
 
 def decode_token_s(

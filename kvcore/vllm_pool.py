@@ -324,16 +324,46 @@ def pool_curve(log: PoolLog, *, utilization: ArrayLike) -> tuple[np.ndarray, np.
 
 
 def pool_tokens_curve(
-    model: ModelSpec, *, utilization: ArrayLike, max_model_len: int = 1, **server: Any
+    model: ModelSpec,
+    *,
+    memory_bytes: float,
+    utilization: ArrayLike,
+    weights_bytes: float,
+    max_model_len: int = 1,
+    max_num_batched_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
+    non_torch_bytes: float = 0.0,
+    cuda_graph_bytes: float = 0.0,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    bytes_per_value: float = 2.0,
+    activation_bytes_per_value: float = 2.0,
+    tp: int = 1,
+    pp: int = 1,
+    cp: int = 1,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Blocks and 'GPU KV cache size' tokens against an array of gpu_memory_utilization values.
 
-    :func:`pool_curve` of :func:`pool_log` (`server`: its keyword arguments, memory_bytes,
-    weights_bytes, max_num_batched_tokens, …, tp, pp, cp): one chain, vectorised over u.
-    The curve does not depend on max_model_len.
+    :func:`pool_curve` of :func:`pool_log` (the same keywords; bytes, tokens): pool(u) =
+    M · u − Σ terms, blocks = floor(max(pool, 0) / (block_size · stage bytes/token)),
+    tokens = blocks · block_size · cp (vLLM ``kv_cache_utils.py``). One chain, vectorised
+    over u; the curve does not depend on max_model_len.
     """
     u = np.asarray(utilization, dtype=float)
-    log = pool_log(model, utilization=float(np.max(u)), max_model_len=max_model_len, **server)
+    log = pool_log(
+        model,
+        memory_bytes=memory_bytes,
+        utilization=float(np.max(u)),
+        weights_bytes=weights_bytes,
+        max_model_len=max_model_len,
+        max_num_batched_tokens=max_num_batched_tokens,
+        non_torch_bytes=non_torch_bytes,
+        cuda_graph_bytes=cuda_graph_bytes,
+        block_size=block_size,
+        bytes_per_value=bytes_per_value,
+        activation_bytes_per_value=activation_bytes_per_value,
+        tp=tp,
+        pp=pp,
+        cp=cp,
+    )
     return pool_curve(log, utilization=u)
 
 

@@ -34,10 +34,10 @@ MAX_USERS = 256
 HEAD_DIMS = (32, 64, 80, 96, 128, 160, 192, 256)
 #: Not a widget: the model the head-dim and layers values belong to (reset when it changes).
 VALUES_MODEL_KEY = "mem_values_model"
-#: The shared default overhead (kvcore.DEFAULT_ASSUMPTIONS). This page counts the whole card (u = 1) on
-#: purpose: it asks what the GPU must hold; the caption beside the status gives a server's view too.
+#: The shared default overhead (kvcore.DEFAULT_ASSUMPTIONS). This page counts the whole card
+#: (kvcore.WHOLE_CARD: u = 1) on purpose: it asks what the GPU must hold; the caption beside the
+#: status gives a server's view too.
 DEFAULT_OVERHEAD_GIB = kvcore.DEFAULT_OVERHEAD_BYTES / GiB
-WHOLE_CARD_UTILIZATION = 1.0
 
 #: Seed 002's "30 GB model", its memory table and its one-user story: course.seeds.
 THIRTY = seeds.SEED_002_THIRTY_GB
@@ -161,7 +161,7 @@ try:
     total = float(total_memory_bytes(variant, overhead_bytes=overhead, **sizes))
     kv_room = kvcore.kv_budget_bytes(
         memory_bytes=gpu.memory_bytes,
-        utilization=WHOLE_CARD_UTILIZATION,
+        utilization=kvcore.WHOLE_CARD.utilization,
         weights_bytes=weights,
         overhead_bytes=overhead,
     )

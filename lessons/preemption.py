@@ -77,13 +77,16 @@ def run(
     )
     blocks = max(1, round(needed * pool_percent / 100))
     per_block = block_bytes(model, bytes_per_value=2.0)
-    # Step costs from the model on the GPU; the pool is exactly `blocks` (a product of floats could floor one short).
+    # Step costs from the model on the GPU (its checkpoint format: bytes and matmul peak; kvcore's typical MBU and
+    # MFU); the pool is exactly `blocks` (a product of floats could floor one short).
     server = server_from_model(
         model,
         gpu,
         kv_pool_bytes=per_block,
         max_num_seqs=max_num_seqs,
-        weight_bytes_per_param=kvcore.bytes_per_value(model.weights_dtype),
+        weights_dtype=model.weights_dtype,
+        mbu=kvcore.TYPICAL_MBU,
+        mfu=kvcore.TYPICAL_MFU,
         preemption_mode=mode,
     )
     server = dataclasses.replace(server, num_blocks=blocks)

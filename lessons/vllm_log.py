@@ -295,7 +295,8 @@ if advice.requested_max_model_len is not None and advice.missing_bytes is not No
             missing=lesson.mem(advice.missing_bytes),
         )
         if util is not None and util <= 1.0:
-            message += " " + t("vllm_log.advice_utilization", u=ui.num(f"{util:.2f}"))
+            # A flag's value: a point in every language (vLLM rejects "--gpu-memory-utilization 0,95").
+            message += " " + t("vllm_log.advice_utilization", u=f"{util:.2f}")
         elif util is not None:
             message += " " + t("vllm_log.advice_utilization_impossible", u=ui.num(f"{util:.2f}"))
         if advice.fp8_users_at_requested is not None:

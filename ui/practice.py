@@ -509,7 +509,8 @@ def question_values(
         "dtype": str(inputs.get("dtype", "")).upper(),
         "weights_dtype": str(inputs.get("weights_dtype", "")).upper(),
         "utilization": ui.num(percent(float(inputs.get("utilization", 0)), decimals=0, spaced=True)),
-        "utilization_fraction": ui.num(f"{float(inputs.get('utilization', 0)):g}"),
+        # A config value the student would type: a point in every language (vLLM rejects "0,9").
+        "utilization_fraction": f"{float(inputs.get('utilization', 0)):g}",
         # A page's own overhead comes off the budget too, so the question says so (course.exercises).
         "memory_note": t("practice.memory_note_overhead", overhead=overhead)
         if overhead

@@ -114,3 +114,73 @@ def test_every_plural_key_has_both_forms_in_both_languages():
         assert stems, "plural keys exist"
         for stem in stems:
             assert {f"{stem}.one", f"{stem}.other"} <= keys, (lang, stem)
+
+
+#: Keys that name swap only as a label (a mode's button, a glossary term's title, a wrong quiz option).
+SWAP_LABELS = {
+    "glossary.preemption",
+    "preemption.preset_swap",
+    "preemption.mode_swap",
+    "preemption.swapped",
+    "preemption.model_note",
+    "quiz.mem_consequence_a",
+    "quiz.pr_modes",
+    "quiz.pr_modes_b",
+}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_swap_to_cpu_is_taught_as_vllm_v0_only(lang):
+    """vLLM V1 only recomputes; V0 swapped only multi-sequence groups (issue 15). A text that explains swap says V0."""
+    swap = re.compile(r"swap|CPU memory|RAM da CPU|memória da CPU", re.IGNORECASE)
+    unqualified = [
+        key
+        for key, text in catalogue(lang).items()
+        if swap.search(text) and "V0" not in text and key not in SWAP_LABELS
+    ]
+    assert unqualified == []
+
+
+def test_the_seeds_before_the_third_user_is_not_corrected_where_it_is_right():
+    """Seed 000's server broke "before the third user": with two users, as we compute. No false erratum (issue 15)."""
+    assert "na verdade" not in catalogue("pt")["sizing.story_text"]
+    assert "in fact" not in catalogue("en")["sizing.story_text"]
+
+
+#: Portuguese texts where K/V heads, a scale, a weight read or a pool are shared, not divided (issue 15).
+SHARED_NOT_DIVIDED = (
+    "glossary.gqa_text",
+    "memory.seed_text",
+    "attention_variants.intro",
+    "quiz.av_compare_b",
+    "prefill_decode.batch_help",
+    "kv_quantization.axis_help",
+    "kv_quantization.formula_scales",
+    "sizing.takeaway",
+    "quiz.sz_dashboard_b",
+    "quiz.vp_tokens_b",
+)
+
+
+@pytest.mark.parametrize("key", SHARED_NOT_DIVIDED)
+def test_portuguese_says_shared_where_heads_or_a_pool_are_shared(key):
+    text = catalogue("pt")[key]
+    assert "compartilh" in text
+    assert not re.search(r"\bdivid(e|em|ir|irem|ido|ida|idos|idas) (uma|um|por|entre)\b", text)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize("key", ["attention_variants.intro", "glossary.mla_text", "quiz.av_mla_a"])
+def test_mla_is_taught_as_a_latent_plus_a_rope_key_that_never_rebuilds_k_and_v(lang, key):
+    """Absorbed MLA attends inside the latent; its RoPE key part is stored beside it (DeepSeek-V2 §2.1; issue 15)."""
+    text = catalogue(lang)[key]
+    assert "RoPE" in text
+    assert re.search(r"never|nunca|sem reconstruir", text)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_prompt_cache_prices_are_not_one_rule_for_every_provider(lang):
+    """OpenAI's cached input is 0.5×, 0.25× or 0.1× by model; Anthropic reads 0.1×, writes 1.25× or 2× (issue 15)."""
+    for key in ("prefix_caching.two_caches", "prefix_caching.read_help", "quiz.pc_vs_prompt_why"):
+        text = catalogue(lang)[key]
+        assert "OpenAI" in text and "Anthropic" in text, key

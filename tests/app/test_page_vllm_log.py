@@ -192,3 +192,15 @@ def test_tricky_models_never_break_the_page(app, model_id, gpu_id):
     assert not app.exception, [e.value for e in app.exception]
     starts = tuple(translate(lang, "error.bad_combination", detail="")[:20] for lang in LANGUAGES)
     assert not [error for error in app.error if error.value.startswith(starts)]
+
+
+def test_the_utilisation_to_type_keeps_its_point_in_portuguese(app, models, gpus):
+    """A flag's value is typed into a command: vLLM rejects "0,95", so pt prose keeps "0.95" there (issue 15)."""
+    open_page(app, lang="pt")
+    app.button(key="vl_presets_1").click().run()
+    _, result = expected(models, gpus, excerpt(PRESETS[1][0]))
+    util = result.advice.gpu_memory_utilization_to_fit
+    assert util is not None
+    [warning] = [w.value for w in app.warning if "--gpu-memory-utilization" in w.value]
+    assert f"**{util:.2f}**" in warning
+    assert f"**{util:.2f}**".replace(".", ",") not in warning

@@ -351,3 +351,14 @@ def test_the_score_matrix_question_comes_from_kvcores_attention(models):
 def test_settings_that_make_no_question_give_no_exercise(models, gpus):
     assert practice.exercise("gqa_saving", model=models["deepseek-v3"]) is None
     assert practice.exercise("users_fit", model=models["gpt2"], gpu=gpus[RTX_4090], gpus=8) is None
+
+
+@pytest.mark.parametrize("lang", ["pt", "en"])
+def test_a_config_value_in_a_question_keeps_its_point_in_every_language(app, lang):
+    """``gpu_memory_utilization = 0.9`` is code the student would type: never "0,9", even in pt (issue 15)."""
+    app.query_params["lang"] = lang
+    app.run()
+    app.switch_page("lessons/vllm_pool.py").run()
+    assert not app.exception
+    [question] = [shown.value for shown in app.markdown if "gpu_memory_utilization =" in shown.value]
+    assert "`gpu_memory_utilization = 0.9`" in question

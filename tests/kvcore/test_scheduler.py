@@ -237,6 +237,18 @@ def test_a_server_from_a_model_uses_vllms_block_count():
     assert server.weights_read_s == pytest.approx(llama.active_params * 2 / (h100.bandwidth_bytes_per_s * 0.8))
 
 
+@pytest.mark.parametrize(("gpu_id", "peak_column"), [("h100-sxm", "fp8"), ("rtx-3060-12gb", "bf16")])
+def test_a_server_for_fp8_weights_computes_at_the_peak_the_time_model_gives(gpu_id, peak_column):
+    """DeepSeek-V3 ships FP8 weights: an H100 multiplies them at its FP8 peak, an RTX 3060 (no FP8 cores) at BF16."""
+    model, gpu = kv.load_models()["deepseek-v3"], kv.load_gpus()[gpu_id]
+    server = server_from_model(model, gpu, kv_pool_bytes=40 * kv.block_bytes(model))
+    peak = gpu.fp8_dense_flop_per_s if peak_column == "fp8" else gpu.bf16_dense_flop_per_s
+    assert kv.rates_for(gpu, weights_dtype=model.weights_dtype).peak_flop_per_s == peak
+    # 2 FLOPs per active parameter per token, at kvcore's typical MFU; one read of the 1-byte FP8 weights per step.
+    assert server.compute_s_per_token == 2.0 * model.active_params / (peak * kv.TYPICAL_MFU)
+    assert server.weights_read_s == model.active_params * 1.0 / (gpu.bandwidth_bytes_per_s * kv.TYPICAL_MBU)
+
+
 @pytest.mark.parametrize(
     "changes",
     [
