@@ -25,8 +25,12 @@ SIZES = {"desktop": {"width": 1280, "height": 1600}, "phone": {"width": 390, "he
 #: chart of ui.live_chart or an st.plotly_chart: both are Plotly plots in the main area).
 #: Arrays are compared by their numbers: a figure may hold one as a list or packed ({dtype, bdata}), which
 #: Plotly unpacks into `_inputArray` when it draws (a live chart's preview holds lists, the server's figure packs).
+#: The first chart is the first chart element in the page, live or not: a live chart draws only once its own
+#: Plotly.js has loaded, so until then "the first Plotly plot" would be another chart further down.
 CHART_DATA = """(() => {
-  const plot = document.querySelector('[data-testid=stMain] .js-plotly-plot');
+  const first = document.querySelector(
+    '[data-testid=stMain] .kvlab-live-chart, [data-testid=stMain] [data-testid=stPlotlyChart]');
+  const plot = first && (first.matches('.js-plotly-plot') ? first : first.querySelector('.js-plotly-plot'));
   if (!plot || !plot.data) return 'null';
   const {shapes, annotations, title} = plot.layout;
   const numbers = (key, value) => {

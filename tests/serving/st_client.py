@@ -22,8 +22,10 @@ import math
 import random
 import time
 import urllib.parse
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from streamlit.proto.Alert_pb2 import Alert
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -32,6 +34,19 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.Slider_pb2 import Slider
 from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 from websockets.asyncio.client import ClientConnection, connect
+
+T = TypeVar("T")
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run `coroutine` to the end on an event loop of its own thread, and return its result.
+
+    ``asyncio.run`` refuses to start inside a running loop, and in one pytest run the browser tests leave
+    Playwright's loop running on the main thread; a thread of its own has none.
+    """
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
 
 FINISHED_OK = frozenset({ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY})
 

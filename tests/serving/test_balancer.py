@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import re
 import socket
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from .conftest import ROOT, START_TIMEOUT_S, free_port, healthy
-from .st_client import Session
+from .st_client import Session, run_sync
 
 pytestmark = [pytest.mark.serving, pytest.mark.balancer]
 
@@ -103,7 +102,7 @@ def test_a_session_sticks_to_its_backend(balancer, backend):
             run = await tab.open()
             return tab.upgrade_header("x-served-by"), run.ok, run.errors
 
-    served_by, ok, errors = asyncio.run(websocket_session())
+    served_by, ok, errors = run_sync(websocket_session())
     assert (served_by, ok, errors) == (backend, True, [])
 
 

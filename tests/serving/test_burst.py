@@ -19,7 +19,7 @@ import pytest
 from course import lessons
 
 from .conftest import ROOT, launched_app
-from .st_client import Run, Session
+from .st_client import Run, Session, run_sync
 
 pytestmark = pytest.mark.serving
 
@@ -77,7 +77,7 @@ def test_twenty_joins_at_once_on_a_fresh_server_see_no_error(fresh_server):
     assert len(set(pages)) == SESSIONS
     assert {"/", "/prefill_decode", "/agent_1m", "/attention_variants"} <= set(pages)
     started = time.monotonic()
-    runs = asyncio.run(open_all(url, pages))
+    runs = run_sync(open_all(url, pages))
     failures = {
         page: run.errors or [f"status {run.status}"] for page, run in zip(pages, runs, strict=True) if not run.ok
     }
