@@ -279,6 +279,17 @@ def _smallest_gpus(model: ModelSpec, gpu: GpuSpec, fits: Callable[[int], bool]) 
     return next((n for n in tensor_parallel_sizes(model, max_gpus=most) if fits(n)), None)
 
 
+def _gpus_for_cache(model: ModelSpec, gpu: GpuSpec, params: dict[str, Any], *, context: int, batch: int) -> int | None:
+    """The fewest GPUs on which weights + `batch` sequences of `context` tokens fit (``_cache_fits``)."""
+    return _smallest_gpus(
+        model,
+        gpu,
+        lambda n: _cache_fits(
+            model, gpu, context=context, batch=batch, weights=params["weights_dtype"], kv=params["kv_dtype"], n=n
+        ),
+    )
+
+
 def _cache_fits(model: ModelSpec, gpu: GpuSpec, *, context: int, batch: int, weights: str, kv: str, n: int) -> bool:
     """True if weights + batch sequences of `context` tokens fit in FIT_UTILIZATION of each of n GPUs."""
     budget = kv_budget_bytes(
@@ -338,19 +349,7 @@ def _draw_decode(rng: np.random.Generator, model: ModelSpec, gpu: GpuSpec) -> di
         "weights_dtype": _pick(rng, _weights_dtypes(model, gpu)),
         "kv_dtype": _pick(rng, _kv_dtypes(gpu)),
     }
-    n = _smallest_gpus(
-        model,
-        gpu,
-        lambda n: _cache_fits(
-            model,
-            gpu,
-            context=params["context_tokens"],
-            batch=params["batch"],
-            weights=params["weights_dtype"],
-            kv=params["kv_dtype"],
-            n=n,
-        ),
-    )
+    n = _gpus_for_cache(model, gpu, params, context=params["context_tokens"], batch=params["batch"])
     return None if n is None else {**params, "gpus": n}
 
 
@@ -360,19 +359,7 @@ def _draw_prefill(rng: np.random.Generator, model: ModelSpec, gpu: GpuSpec) -> d
         "weights_dtype": _pick(rng, _weights_dtypes(model, gpu)),
         "kv_dtype": _pick(rng, _kv_dtypes(gpu)),
     }
-    n = _smallest_gpus(
-        model,
-        gpu,
-        lambda n: _cache_fits(
-            model,
-            gpu,
-            context=params["prompt_tokens"],
-            batch=1,
-            weights=params["weights_dtype"],
-            kv=params["kv_dtype"],
-            n=n,
-        ),
-    )
+    n = _gpus_for_cache(model, gpu, params, context=params["prompt_tokens"], batch=1)
     return None if n is None else {**params, "gpus": n}
 
 
@@ -385,19 +372,7 @@ def _draw_phase(rng: np.random.Generator, model: ModelSpec, gpu: GpuSpec) -> dic
         "kv_dtype": _pick(rng, _kv_dtypes(gpu)),
     }
     # The intensities do not depend on the GPU count, but the decode batch must fit somewhere.
-    n = _smallest_gpus(
-        model,
-        gpu,
-        lambda n: _cache_fits(
-            model,
-            gpu,
-            context=params["context_tokens"],
-            batch=params["batch"],
-            weights=params["weights_dtype"],
-            kv=params["kv_dtype"],
-            n=n,
-        ),
-    )
+    n = _gpus_for_cache(model, gpu, params, context=params["context_tokens"], batch=params["batch"])
     return None if n is None else params
 
 

@@ -9,32 +9,9 @@ all, so ``kvcore.kv_bytes_per_token`` and ``kvcore.kv.kv_bytes_per_token`` are t
 same function.
 """
 
-from . import (
-    agent,
-    attention,
-    budget,
-    capacity,
-    config_fields,
-    data,
-    dtypes,
-    errors,
-    hardware,
-    hf_config,
-    kv,
-    memory,
-    model,
-    model_code,
-    paging,
-    params,
-    quantization,
-    scheduler,
-    timing,
-    transformers_cache,  # noqa: F401 (kvcore.transformers_cache: what transformers holds differently)
-    units,
-    variants,
-    vllm_log,
-    vllm_pool,
-)
+from types import ModuleType
+
+from . import transformers_cache  # noqa: F401 (what transformers holds differently; no names re-exported)
 from .agent import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .budget import *  # noqa: F403
@@ -59,30 +36,12 @@ from .variants import *  # noqa: F403
 from .vllm_log import *  # noqa: F403
 from .vllm_pool import *  # noqa: F403
 
-_MODULES = (
-    agent,
-    attention,
-    budget,
-    capacity,
-    config_fields,
-    data,
-    dtypes,
-    errors,
-    hardware,
-    hf_config,
-    kv,
-    memory,
-    model,
-    model_code,
-    paging,
-    params,
-    quantization,
-    scheduler,
-    timing,
-    units,
-    variants,
-    vllm_log,
-    vllm_pool,
+#: The modules whose names the package re-exports: each submodule imported above that declares an ``__all__``
+#: (``from .x import *`` also binds ``kvcore.x``).
+_MODULES = tuple(
+    module
+    for module in dict(globals()).values()
+    if isinstance(module, ModuleType) and module.__name__.startswith(f"{__name__}.") and hasattr(module, "__all__")
 )
 
 __all__ = [name for module in _MODULES for name in module.__all__]
