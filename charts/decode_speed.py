@@ -205,3 +205,65 @@ def tokens_per_s_figure(
     figure.update_xaxes(range=[0, float(contexts[-1])])
     figure.update_yaxes(type="log", dtick=1)  # one tick per power of ten
     return titled(figure, labels, separators=separators)
+
+
+#: Texts a caller must translate for ``experts_read_figure``.
+EXPERTS_LABELS = ("title", "subtitle", "x_title", "y_title", "read", "active", "total", "current")
+#: Batch sizes the experts chart spans (log axis): one sequence to a few thousand.
+EXPERTS_MAX_BATCH = 4096
+
+
+def experts_read_figure(
+    *,
+    model: kvcore.ModelSpec,
+    batch: int,
+    weight_bytes_per_param: float,
+    unit_bytes: float,
+    unit: str,
+    labels: Mapping[str, str],
+    separators: str = ".,",
+) -> go.Figure:
+    """Weights one decode step of a MoE model reads against the batch, between its active and total weights.
+
+    The curve is ``kvcore.decode_weights_read_bytes`` (N_active + (D(B) − k) · e, D(B) =
+    E · (1 − (1 − k/E)^B) the experts a batch of B sequences touches under uniform routing)
+    divided by `unit_bytes`; dotted lines mark the active weights (one sequence) and the total
+    (every expert); a vertical line the page's batch. The x axis is logarithmic.
+    """
+    batches = np.unique(np.concatenate([np.geomspace(1, EXPERTS_MAX_BATCH, 97), [float(batch)]]))
+    read = kvcore.decode_weights_read_bytes(model, batch=batches, weight_bytes_per_param=weight_bytes_per_param)
+    figure = go.Figure(
+        go.Scatter(
+            x=batches,
+            y=read / unit_bytes,
+            name=labels["read"],
+            mode="lines",
+            line={"color": COLORS["weights"], "width": 3},
+            hovertemplate=f"<b>{labels['read']}</b><br>%{{y:,.1f}} {unit}<br>B = %{{x:,.0f}}<extra></extra>",
+        )
+    )
+    for key, params in (("active", model.active_params), ("total", model.total_params)):
+        figure.add_hline(
+            y=float(params or 0.0) * weight_bytes_per_param / unit_bytes,
+            line={"dash": "dot", "color": "#666666", "width": 1},
+            annotation_text=labels[key],
+            annotation_position="bottom right" if key == "total" else "top left",
+        )
+    # A marker, not a vertical line: on a log axis an annotation's x would have to be log10(batch).
+    here = float(kvcore.decode_weights_read_bytes(model, batch=batch, weight_bytes_per_param=weight_bytes_per_param))
+    figure.add_trace(
+        go.Scatter(
+            x=[float(batch)],
+            y=[here / unit_bytes],
+            name=labels["current"],
+            mode="markers+text",
+            text=[labels["current"]],
+            textposition="middle right",
+            marker={"size": 11, "color": COLORS["weights"], "line": {"color": "white", "width": 2}},
+            hovertemplate=f"<b>{labels['current']}</b><br>%{{y:,.1f}} {unit}<br>B = %{{x:,.0f}}<extra></extra>",
+            showlegend=False,
+        )
+    )
+    figure.update_xaxes(type="log")
+    figure.update_yaxes(rangemode="tozero")
+    return titled(figure, labels, separators=separators)

@@ -54,10 +54,12 @@ __all__ = [
     "cost_per_million_tokens",
     "crossover_context_tokens",
     "decode_bytes_per_step",
+    "experts_touched",
     "decode_context_tokens",
     "decode_flops_per_step",
     "decode_intensity_flop_per_byte",
     "decode_step_s",
+    "decode_weights_read_bytes",
     "decode_step_times",
     "decode_token_s",
     "decode_tokens_per_s",
@@ -402,19 +404,77 @@ def decode_bytes_per_step(
 ) -> DecodeBytes:
     """Bytes read from HBM to produce one token for each of `batch` sequences.
 
-    Formula: active_params · b_w + batch · KV(context) (all GPUs; KV heads that
-    tensor parallelism replicates are read on every rank that holds them).
-    MoE: only the active parameters are read per token (a lower bound once a
-    large batch routes tokens to many different experts). `weights_bytes`
-    overrides the active weights (0 counts the KV reads alone, as seed 004's ledger does).
+    Formula: weights read + batch · KV(context) (all GPUs; KV heads that tensor
+    parallelism replicates are read on every rank that holds them). The weights read
+    are :func:`decode_weights_read_bytes`: a dense model reads every weight once per
+    step; a MoE model reads the experts its batch's tokens touch, from the active
+    parameters at batch 1 towards all of them as the batch grows. `weights_bytes`
+    overrides them with a fixed figure (0 counts the KV reads alone, as seed 004's ledger does).
     """
-    if weights_bytes is None:
-        weights_bytes = _params(model, "active") * weight_bytes_per_param
-    checks.positive("weights", weights_bytes, allow_zero=True)
     checks.positive("batch", batch)
     per_gpu_kv = sequence_kv_bytes(model, context_tokens=context_tokens, bytes_per_value=kv_bytes_per_value, tp=gpus)
     kv = gpus * per_gpu_kv * np.asarray(batch, dtype=float)
-    return DecodeBytes(weights_bytes=np.full_like(kv, float(weights_bytes)), kv_bytes=kv)
+    if weights_bytes is None:
+        weights = decode_weights_read_bytes(model, batch=batch, weight_bytes_per_param=weight_bytes_per_param)
+    else:
+        weights = np.asarray(checks.positive("weights", weights_bytes, allow_zero=True), dtype=float)
+    weights, kv = np.broadcast_arrays(weights, kv)
+    return DecodeBytes(weights_bytes=np.array(weights, dtype=float), kv_bytes=np.array(kv, dtype=float))
+
+
+def experts_touched(*, num_experts: int, experts_per_token: int, tokens: ArrayLike) -> np.ndarray:
+    """Expected distinct experts one MoE layer reads for `tokens` tokens: E · (1 − (1 − k/E)^B).
+
+    E routed experts, k chosen per token, B tokens in the step (a decode step: one per
+    sequence). Under uniform, independent routing an expert escapes all B tokens with
+    probability (1 − k/E)^B, so the expected count grows from k at B = 1 towards E.
+    Real routers are not uniform (popular experts repeat), so this is the upper end of
+    what a batch reads; the lower end is k. Source: the occupancy argument used for
+    MoE decode cost, e.g. DeepSpeed-MoE (Rajbhandari et al. 2022, §5) and "MoE-Lightning"
+    (Cao et al. 2024); it is the expected number of occupied bins.
+
+    >>> float(experts_touched(num_experts=8, experts_per_token=2, tokens=1))
+    2.0
+    >>> round(float(experts_touched(num_experts=128, experts_per_token=8, tokens=64)), 1)
+    125.9
+    """
+    experts = checks.whole("number of experts", num_experts)
+    chosen = checks.whole("experts per token", experts_per_token)
+    if chosen > experts:
+        raise KvError(
+            "experts_per_token_exceeds_experts",
+            f"{chosen} experts per token exceed the {experts} experts",
+            experts=experts,
+            experts_per_token=chosen,
+        )
+    batch = np.asarray(checks.positive("tokens", tokens), dtype=float)
+    return experts * (1.0 - (1.0 - chosen / experts) ** batch)
+
+
+def decode_weights_read_bytes(model: ModelSpec, *, batch: ArrayLike = 1, weight_bytes_per_param: float = 2.0) -> np.ndarray:
+    """Weight bytes one decode step reads at `batch` sequences (all GPUs): N_read · b_w.
+
+    Dense: N_read = N (every weight, shared by the batch). MoE with E routed experts and k
+    per token: N_read = N_active + (D(B) − k) · e, where D(B) = :func:`experts_touched`
+    (one token per sequence) and e = (N_total − N_active) / (E − k) is one expert's
+    parameters summed over the MoE layers. So N_read = N_active at B = 1 and tends to
+    N_total as the batch grows (shared experts and the router are in N_active).
+
+    >>> from kvcore.data import load_models
+    >>> mixtral = load_models()["mixtral-8x7b"]  # 46.7B total, 12.9B active, 8 experts, top-2
+    >>> [round(float(b) / 2e9, 1) for b in decode_weights_read_bytes(mixtral, batch=[1, 4, 64])]
+    [12.9, 32.4, 46.7]
+    """
+    checks.positive("bytes per parameter", weight_bytes_per_param)
+    checks.positive("batch", batch)
+    active = _params(model, "active")
+    total = _params(model, "total") if model.total_params is not None else active
+    experts, chosen = model.num_experts, model.num_experts_per_tok
+    if experts <= chosen or chosen < 1 or total <= active:
+        return np.full(np.shape(batch), active * weight_bytes_per_param, dtype=float)
+    per_expert = (total - active) / (experts - chosen)
+    touched = experts_touched(num_experts=experts, experts_per_token=chosen, tokens=batch)
+    return (active + (touched - chosen) * per_expert) * weight_bytes_per_param
 
 
 def decode_flops_per_step(model: ModelSpec, *, context_tokens: ArrayLike, batch: ArrayLike = 1) -> np.ndarray:

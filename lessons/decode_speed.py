@@ -8,7 +8,7 @@ import streamlit as st
 import kvcore
 import ui
 import ui.practice
-from charts.decode_speed import bytes_per_step_figure, bytes_per_step_patches, tokens_per_s_figure
+from charts.decode_speed import bytes_per_step_figure, bytes_per_step_patches, experts_read_figure, tokens_per_s_figure
 from charts.formatting import percent
 from course import worked
 from kvcore import crossover_context_tokens, kv_share_of_step, tensor_parallel_sizes
@@ -233,6 +233,44 @@ elif tp > 1:
     st.markdown(t("decode_speed.tp_same", **fleet))
 else:
     st.markdown(t("decode_speed.tp_one", **fleet))
+
+if model.num_experts > model.num_experts_per_tok > 0:
+    # MoE: the step reads the experts the batch's tokens touch (kvcore.experts_touched), not one token's k.
+    st.subheader(t("decode_speed.experts_title"))
+    touched = float(
+        kvcore.experts_touched(num_experts=model.num_experts, experts_per_token=model.num_experts_per_tok, tokens=batch)
+    )
+    st.markdown(
+        t(
+            "decode_speed.experts_text",
+            experts=model.num_experts,
+            k=model.num_experts_per_tok,
+            users=ui.plural("users.count", batch),
+            touched=ui.num(f"{touched:.1f}"),
+            read=lesson.mem(weights_read),
+            active=lesson.mem(float(model.active_params or 0.0) * weight_bytes_per_param),
+            total=lesson.mem(float(model.total_params or 0.0) * weight_bytes_per_param),
+        )
+    )
+    experts_figure = experts_read_figure(
+        model=model,
+        batch=batch,
+        weight_bytes_per_param=weight_bytes_per_param,
+        unit_bytes=lesson.memory_unit_bytes(),
+        unit=lesson.memory_unit(),
+        separators=ui.separators(),
+        labels={
+            "title": t("decode_speed.experts_chart_title", model=model.name),
+            "subtitle": t("decode_speed.experts_chart_subtitle", experts=model.num_experts, k=model.num_experts_per_tok),
+            "x_title": t("decode_speed.experts_chart_axis"),
+            "y_title": t("decode_speed.chart_bytes_axis", unit=lesson.memory_unit()),
+            "read": t("decode_speed.experts_chart_read"),
+            "active": t("decode_speed.experts_chart_active"),
+            "total": t("decode_speed.experts_chart_total"),
+            "current": t("decode_speed.experts_chart_current", batch=batch),
+        },
+    )
+    lesson.chart(experts_figure, key="ds_experts_chart")
 
 st.subheader(t("decode_speed.rate_title"))
 batches = sorted({*CHART_BATCHES, batch})

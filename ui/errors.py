@@ -55,6 +55,7 @@ TEXTS: Mapping[str, str] = MappingProxyType(
         # kvcore.budget, kvcore.vllm_pool
         "repeated_budget_term": "errors.repeated_budget_term",
         "pp_exceeds_layers": "errors.pp_exceeds_layers",
+        "experts_per_token_exceeds_experts": "errors.experts_per_token_exceeds_experts",
         # kvcore.agent
         "no_tensor_parallel_size": "errors.no_tensor_parallel_size",
         "no_kv_blocks": "errors.no_kv_blocks",

@@ -137,3 +137,23 @@ def test_tricky_models_and_gpus_run_without_an_error(app, model, gpu):
 def test_no_text_falls_back_to_its_raw_key(app, lang):
     open_page(app, lang)
     assert not [m.value for m in app.markdown if m.value.startswith("decode_speed.")]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_moe_batch_reads_the_experts_it_touches_as_kvcore_says(app, models, lang):
+    open_page(app, lang, model="qwen3-30b-a3b", gpu="h100-sxm")
+    app.slider(key="ds_batch").set_value(16).run()
+    assert not app.exception and not app.error
+    model = models["qwen3-30b-a3b"]
+    touched = float(kvcore.experts_touched(num_experts=128, experts_per_token=8, tokens=16))
+    expected = f"{touched:.1f}".replace(".", ",") if lang == "pt" else f"{touched:.1f}"
+    text = " ".join(block.value for block in app.markdown)
+    assert f"**{expected}**" in text
+    read = float(kvcore.decode_weights_read_bytes(model, batch=16))
+    assert model.active_params * 2 < read < model.total_params * 2
+    assert translate(lang, "decode_speed.experts_title") in [h.value for h in app.subheader]
+
+
+def test_a_dense_model_has_no_experts_section(app):
+    open_page(app)
+    assert translate("en", "decode_speed.experts_title") not in [h.value for h in app.subheader]

@@ -448,7 +448,7 @@ def test_a_big_batch_of_a_sliding_window_model_overtakes_inside_the_window(model
 @pytest.mark.parametrize("batch", [1, 16])
 def test_at_the_crossover_the_kv_reads_equal_the_weight_reads(models, model_id, batch):
     model = models[model_id]
-    weights = model.active_params * 2.0
+    weights = float(kv.decode_weights_read_bytes(model, batch=batch))
     crossing = float(crossover_context_tokens(model, weights_bytes=weights, batch=batch, tp=2))
     read = kv.decode_bytes_per_step(model, context_tokens=crossing, batch=batch, gpus=2)
     assert float(read.kv_bytes) == pytest.approx(float(read.weights_bytes), rel=1e-9)
@@ -513,3 +513,42 @@ def test_a_prefills_two_terms_give_the_ttft_and_the_cli_reports_the_same_terms(m
     assert cli.main(["prefill", "--model", "llama-3.1-8b", "--gpu", "h100-sxm", "--prompt", "128", "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert (shown["compute_time_s"], shown["memory_time_s"]) == (float(terms.compute_s), float(terms.memory_s))
+
+
+def test_one_token_touches_its_k_experts_and_a_big_batch_nearly_all():
+    # E · (1 − (1 − k/E)^B): Qwen3-30B-A3B's 128 experts, top-8
+    touched = kv.experts_touched(num_experts=128, experts_per_token=8, tokens=np.array([1, 2, 16, 1024]))
+    assert touched[0] == pytest.approx(8.0)
+    assert touched[1] == pytest.approx(128 * (1 - (120 / 128) ** 2))  # 15.5: two tokens rarely share all 8
+    assert np.all(np.diff(touched) > 0)
+    assert touched[-1] == pytest.approx(128.0)
+
+
+def test_more_experts_per_token_than_experts_is_an_error():
+    with pytest.raises(kv.KvError) as raised:
+        kv.experts_touched(num_experts=8, experts_per_token=9, tokens=1)
+    assert raised.value.code == "experts_per_token_exceeds_experts"
+
+
+@pytest.mark.parametrize("model_id", ["mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3", "gpt-oss-120b"])
+def test_a_moe_decode_step_reads_from_the_active_to_the_total_weights(models, model_id):
+    model = models[model_id]
+    read = kv.decode_weights_read_bytes(model, batch=np.array([1, 8, 64, 4096]), weight_bytes_per_param=1.0)
+    assert read[0] == pytest.approx(model.active_params)
+    assert np.all(np.diff(read) > 0)
+    assert read[-1] == pytest.approx(model.total_params, rel=1e-6)
+
+
+def test_a_dense_model_reads_every_weight_once_whatever_the_batch(models):
+    model = models["llama-3.1-8b"]
+    read = kv.decode_weights_read_bytes(model, batch=np.array([1, 256]))
+    assert read.tolist() == [model.active_params * 2.0] * 2
+
+
+def test_a_moe_step_of_a_batch_reads_more_weights_than_one_token(models):
+    model = models["mixtral-8x7b"]
+    one = kv.decode_bytes_per_step(model, context_tokens=1024, batch=1)
+    many = kv.decode_bytes_per_step(model, context_tokens=1024, batch=4)
+    # 8 experts, top-2: 4 tokens touch 8 · (1 − 0.75⁴) = 5.47 experts per layer, not 2
+    per_expert = (model.total_params - model.active_params) / 6
+    assert float(many.weights_bytes - one.weights_bytes) == pytest.approx(2.0 * (8 * (1 - 0.75**4) - 2) * per_expert)
