@@ -40,6 +40,10 @@ MODEL_COLUMNS = [
     "num_key_value_heads",
     "head_dim",
     "hidden_size",
+    "vocab_size",
+    "intermediate_size",
+    "moe_intermediate_size",
+    "tie_word_embeddings",
     "layer_pattern",
     "sliding_window",
     "kv_lora_rank",
@@ -70,6 +74,8 @@ GPU_COLUMNS = [
     "sram_per_sm_kib",
     "source_url",
     "notes",
+    "torch_memory_gib",
+    "torch_memory_source",
 ]
 GPU_CATEGORIES = ("consumer", "datacenter", "apple")
 
@@ -159,6 +165,10 @@ def _model_from_row(row: dict[str, str]) -> ModelSpec:
         num_key_value_heads=_int(row, "num_key_value_heads"),
         head_dim=_int(row, "head_dim"),
         hidden_size=_int(row, "hidden_size", default=0),
+        vocab_size=_int(row, "vocab_size", default=0),
+        intermediate_size=_int(row, "intermediate_size", default=0),
+        moe_intermediate_size=_int(row, "moe_intermediate_size", default=0),
+        tie_word_embeddings=_flag(row, "tie_word_embeddings"),
         layer_pattern=row["layer_pattern"],
         sliding_window=_int(row, "sliding_window", default=0) or None,
         kv_lora_rank=_int(row, "kv_lora_rank", default=0),
@@ -201,8 +211,10 @@ def _gpu_from_row(row: dict[str, str]) -> GpuSpec:
         l2_cache_mib=_number(row, "l2_cache_mib", default=math.nan),
         sm_count=_number(row, "sm_count", default=math.nan),
         sram_per_sm_kib=_number(row, "sram_per_sm_kib", default=math.nan),
+        torch_memory_gib=_number(row, "torch_memory_gib", default=math.nan),
         source_url=_url(row),
         notes=row["notes"],
+        torch_memory_source=row["torch_memory_source"],
     )
 
 
@@ -238,6 +250,14 @@ def _int(row: dict[str, str], name: str, *, default: int | None = None) -> int:
             "data_not_whole", f"field {name!r} must be a whole number, got {row[name]!r}", field=name, value=row[name]
         )
     return int(value)
+
+
+def _flag(row: dict[str, str], name: str) -> bool:
+    """``true`` → True; ``false`` or empty → False; anything else is a bad row (data_bad_row)."""
+    text = row[name].strip().lower()
+    if text not in ("", "true", "false"):
+        raise ValueError(f"field {name!r} must be true or false, got {row[name]!r}")
+    return text == "true"
 
 
 def _url(row: dict[str, str]) -> str:

@@ -25,6 +25,9 @@ BYTES_PER_VALUE: dict[str, float] = {
     # OCP Microscaling MXFP4: 32 FP4 (E2M1) values share one 8-bit scale → 4 + 8/32 = 4.25 bits
     # (OCP MX spec v1.0, 2023; the format of gpt-oss's MoE weights).
     "mxfp4": 4.25 / 8,
+    # bitsandbytes NF4 with double quantisation: 4 bits, an 8-bit absmax per 64 values and an FP32
+    # second-level scale per 256 blocks → 4 + 8/64 + 32/16384 ≈ 4.127 bits (Dettmers et al. 2023, QLoRA §3).
+    "nf4": (4 + 8 / 64 + 32 / (64 * 256)) / 8,
 }
 
 _ALIASES = {

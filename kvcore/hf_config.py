@@ -73,11 +73,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config_fields import MAX_EXPERTS, MAX_HEAD_DIM, MAX_HEADS, MAX_TOKENS, Assumption, ConfigFields, layout_of
+from .config_fields import (
+    MAX_EXPERTS,
+    MAX_HEAD_DIM,
+    MAX_HEADS,
+    MAX_INTERMEDIATE,
+    MAX_TOKENS,
+    Assumption,
+    ConfigFields,
+    layout_of,
+)
 from .dtypes import dtype_name
 from .errors import ConfigError, KvError
 from .model import ModelSpec
-from .params import ParamCount, params_from_fields
+from .params import ParamCount, _embedding_and_head, _expert_intermediate, _intermediate, params_from_fields
 
 __all__ = [
     "ConfigReading",
@@ -221,6 +230,8 @@ def _read(config: Any, name: str) -> ConfigReading:
             field="num_experts_per_tok",
         )
     params = _params(fields)
+    vocab, tied = _vocab_and_tie(fields)
+    intermediate, expert_intermediate = _mlp_widths(fields, layout.hidden_size, experts)
     pattern = pattern_from_kinds(kinds)
     model_name = fields.values.get("_name_or_path")
     model_name = model_name if isinstance(model_name, str) and model_name.strip() else name
@@ -233,6 +244,10 @@ def _read(config: Any, name: str) -> ConfigReading:
             num_key_value_heads=layout.num_key_value_heads,
             head_dim=layout.head_dim,
             hidden_size=layout.hidden_size,
+            vocab_size=vocab,
+            intermediate_size=intermediate,
+            moe_intermediate_size=expert_intermediate,
+            tie_word_embeddings=tied,
             layer_pattern=pattern,
             sliding_window=window,
             kv_lora_rank=layout.kv_lora_rank,
@@ -271,6 +286,48 @@ def _params(fields: ConfigFields) -> ParamCount | None:
             f"parameters not counted: {error} (give them on the command line or in the app)",
         )
         return None
+
+
+def _vocab_and_tie(fields: ConfigFields) -> tuple[int, bool]:
+    """(vocab_size, tie_word_embeddings) read as kvcore.params reads them; vocab 0 when the file lacks it.
+
+    ``_embedding_and_head(fields, 1)`` is (vocab · 1, 0 when the head is tied else vocab · 1).
+    """
+    try:
+        vocab, head = _embedding_and_head(fields, 1)
+    except ConfigError as error:
+        if error.code != "missing_field":
+            raise
+        return 0, fields.flag("tie_word_embeddings", fallback=False)
+    return vocab, head == 0
+
+
+def _mlp_widths(fields: ConfigFields, hidden: int, experts: int) -> tuple[int, int]:
+    """(dense MLP width, one routed expert's width) as kvcore.params reads them; 0 where there is none.
+
+    gpt-oss and Mixtral: intermediate_size is each expert's width and no layer is dense.
+    Falcon: ffn_hidden_size, default 4 · hidden; GPT-2: n_inner, null or absent → 4 · hidden.
+    MoE models (DeepSeek, Kimi, Qwen3-MoE, Qwen3-Next): intermediate_size as the file gives it
+    (the dense layers' width) and moe_intermediate_size. 0 when the file lacks the field.
+    """
+    family = fields.family_key if fields.family else "unknown"
+    try:
+        if family in ("gpt_oss", "mixtral"):
+            return 0, _intermediate(fields)
+        if family in ("falcon", "gpt2"):
+            name = "ffn_hidden_size" if family == "falcon" else "n_inner"
+            return int(fields.whole((name,), maximum=MAX_INTERMEDIATE, fallback=4 * hidden, null=4 * hidden)), 0
+        expert = _expert_intermediate(fields, family) if experts else 0
+    except ConfigError as error:
+        if error.code != "missing_field":
+            raise
+        return 0, 0
+    try:
+        return _intermediate(fields), expert
+    except ConfigError as error:
+        if error.code != "missing_field":
+            raise
+        return 0, expert
 
 
 def _parse(text: Any) -> Any:

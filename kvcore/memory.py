@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from . import checks
+from .dtypes import BYTES_PER_VALUE, dtype_name, grouped_bytes_per_value
 from .errors import KvError
 from .kv import (
     context_tokens_at_kv_bytes,
@@ -22,9 +23,13 @@ from .kv import (
 from .model import ModelSpec
 
 __all__ = [
+    "CHECKPOINT_FORMATS",
+    "CheckpointWeights",
     "MemoryBreakdown",
     "break_even_context_tokens",
     "break_even_users",
+    "checkpoint_format",
+    "checkpoint_weights",
     "mha_cache_bytes",
     "model_weights_bytes",
     "total_memory_bytes",
@@ -50,6 +55,129 @@ def model_weights_bytes(model: ModelSpec, *, bytes_per_param: float = 2.0, tp: i
     if model.total_params is None:
         raise KvError("params_unknown", f"the parameter count of {model.name!r} is unknown", model=model.name)
     return weights_bytes(model.total_params, bytes_per_param=bytes_per_param) / checks.whole("tp", tp)
+
+
+#: Bytes per parameter of the quantised part of a checkpoint, by format, and which part is quantised.
+#: int4 is GPTQ/AWQ's layout: 4-bit values, an FP16 scale and a 4-bit zero point per group of 128
+#: (0.5 + 2.5/128 bytes; AutoAWQ / GPTQ ``group_size=128``); int8 and fp8 (W8A8) keep one scale per
+#: output channel or 128×128 block, under 0.1 %, counted as 1 byte. mxfp4 is gpt-oss's: only the
+#: routed experts are MXFP4 (4.25 bits), attention, router and embeddings stay BF16 (the model card).
+CHECKPOINT_FORMATS: dict[str, tuple[float, str]] = {
+    "bf16": (2.0, "all"),
+    "fp16": (2.0, "all"),
+    "fp32": (4.0, "all"),
+    "fp8": (1.0, "linear"),
+    "int8": (1.0, "linear"),
+    "int4": (grouped_bytes_per_value(4, group_size=128, scale_bytes=2.0, zero_point_bytes=0.5), "linear"),
+    "mxfp4": (4.25 / 8, "experts"),
+    "nf4": (BYTES_PER_VALUE["nf4"], "linear"),
+}
+#: How checkpoints name their format (data/vllm_logs headers, model cards) → a key of ``CHECKPOINT_FORMATS``.
+CHECKPOINT_ALIASES = {
+    "awq": "int4",
+    "awq-int4": "int4",
+    "gptq": "int4",
+    "gptq-int4": "int4",
+    "w4a16": "int4",
+    "w8a8": "int8",
+    "w8a8-int8": "int8",
+    "w8a8-fp8": "fp8",
+    "bnb-4bit": "nf4",
+    "bitsandbytes": "nf4",
+}
+#: Bytes per parameter of what a quantised checkpoint keeps in 16 bits (embeddings, LM head, and the
+#: non-expert layers of an experts-only format).
+UNQUANTISED_BYTES = 2.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckpointWeights:
+    """A checkpoint's weights on one GPU by component [bytes]; the parts sum to ``total_bytes``."""
+
+    embeddings_bytes: float
+    body_bytes: float
+    experts_bytes: float
+    weights_dtype: str
+
+    @property
+    def total_bytes(self) -> float:
+        """embeddings (and LM head) + dense body + routed experts."""
+        return self.embeddings_bytes + self.body_bytes + self.experts_bytes
+
+
+def checkpoint_format(name: str) -> str:
+    """A checkpoint's format as ``CHECKPOINT_FORMATS`` keys it: "awq-int4" → "int4", "bfloat16" → "bf16".
+
+    KvError ``unknown_checkpoint_format`` for a format this module cannot size.
+
+    >>> checkpoint_format("GPTQ-Int4"), checkpoint_format("bnb-4bit")
+    ('int4', 'nf4')
+    """
+    key = str(name).strip().lower()
+    key = CHECKPOINT_ALIASES.get(key, key)
+    if key not in CHECKPOINT_FORMATS:
+        key = dtype_name(key) if key in BYTES_PER_VALUE or key in ("bfloat16", "float16", "half", "float32") else key
+    if key not in CHECKPOINT_FORMATS:
+        known = ", ".join([*CHECKPOINT_FORMATS, *CHECKPOINT_ALIASES])
+        raise KvError(
+            "unknown_checkpoint_format",
+            f"unknown weights format {name!r}: use one of {known}",
+            value=str(name),
+            known=known,
+        )
+    return key
+
+
+def checkpoint_weights(
+    model: ModelSpec, *, weights_dtype: str | None = None, tp: int = 1, pp: int = 1
+) -> CheckpointWeights:
+    """Weights one GPU holds, counted by component, as a quantised checkpoint stores them [bytes].
+
+    Parameters split into: the embedding table and the LM head, V · h each (one table when
+    ``tie_word_embeddings``), always 16-bit (GPTQ, AWQ, compressed-tensors W8A8/FP8 and
+    MXFP4 checkpoints all leave them unquantised); the routed experts,
+    (N_total − N_active) · E / (E − k) for E experts and k per token; and the rest (attention,
+    dense MLPs, shared experts, router, norms). The format (``CHECKPOINT_FORMATS``) sets the
+    bytes per parameter of the linear layers (int4, int8, fp8: body and experts) or only of
+    the experts (mxfp4). Each GPU holds 1 / (tp · pp) of every part: vLLM shards the vocabulary
+    (``VocabParallelEmbedding``, ``ParallelLMHead``) and every linear layer over tp, and
+    spreads the layers over pp (the per-rank replicas of norms and routers are below 0.1 %).
+    Without vocab_size (a model given by its numbers) every parameter takes the format's bytes.
+
+    >>> from kvcore.data import load_models
+    >>> models = load_models()
+    >>> round(checkpoint_weights(models["llama-3.1-8b"]).total_bytes / 2**30, 2)
+    14.96
+    >>> w = checkpoint_weights(models["llama-3.1-8b"], weights_dtype="int4")
+    >>> round(w.embeddings_bytes / 2**30, 2), round(w.total_bytes / 2**30, 2)
+    (1.96, 5.33)
+    """
+    if model.total_params is None:
+        raise KvError("params_unknown", f"the parameter count of {model.name!r} is unknown", model=model.name)
+    fmt = checkpoint_format(weights_dtype or model.weights_dtype or "bf16")
+    share = checks.whole("tensor parallel size", tp) * checks.whole("pipeline parallel size", pp)
+    quantised, which = CHECKPOINT_FORMATS[fmt]
+    unquantised = quantised if which == "all" else UNQUANTISED_BYTES
+    total = float(model.total_params)
+    tables = 0.0
+    if model.vocab_size and model.hidden_size:
+        tables = float(model.vocab_size * model.hidden_size * (1 if model.tie_word_embeddings else 2))
+    experts = 0.0
+    active = float(model.active_params or total)
+    if model.num_experts > model.num_experts_per_tok > 0 and total > active:
+        experts = (total - active) * model.num_experts / (model.num_experts - model.num_experts_per_tok)
+    body = max(total - tables - experts, 0.0)
+    body_bytes = body * (quantised if which in ("all", "linear") else unquantised)
+    experts_bytes = experts * (quantised if which in ("all", "linear", "experts") else unquantised)
+    table_bytes = tables * (quantised if which == "all" else UNQUANTISED_BYTES)
+    if not tables and which != "all":
+        body_bytes = body * quantised
+    return CheckpointWeights(
+        embeddings_bytes=table_bytes / share,
+        body_bytes=body_bytes / share,
+        experts_bytes=experts_bytes / share,
+        weights_dtype=fmt,
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,6 +61,11 @@ class ModelSpec:
     ``weights_dtype`` is the format the released checkpoint stores its weights in
     (``torch_dtype`` is what config.json says: DeepSeek-V3 ships FP8 weights under a
     bfloat16 config, gpt-oss MXFP4 experts).
+
+    ``vocab_size`` is the number of token embeddings (rows of the embedding table).
+    ``intermediate_size`` is the dense MLP's width (0 when every layer is MoE or unknown).
+    ``moe_intermediate_size`` is one routed expert's MLP width (0 for dense models).
+    ``tie_word_embeddings`` is True when the output head reuses the embedding table.
     """
 
     id: str
@@ -70,6 +75,10 @@ class ModelSpec:
     num_key_value_heads: int
     head_dim: int
     hidden_size: int = 0
+    vocab_size: int = 0
+    intermediate_size: int = 0
+    moe_intermediate_size: int = 0
+    tie_word_embeddings: bool = False
     layer_pattern: str = "full"
     sliding_window: int | None = None
     kv_lora_rank: int = 0

@@ -54,16 +54,16 @@ __all__ = [
     "cost_per_million_tokens",
     "crossover_context_tokens",
     "decode_bytes_per_step",
-    "experts_touched",
     "decode_context_tokens",
     "decode_flops_per_step",
     "decode_intensity_flop_per_byte",
     "decode_step_s",
-    "decode_weights_read_bytes",
     "decode_step_times",
     "decode_token_s",
     "decode_tokens_per_s",
+    "decode_weights_read_bytes",
     "effective_ridge_point",
+    "experts_touched",
     "kv_share_of_step",
     "matmul_peak_flop_per_s",
     "mean_decode_context_tokens",
@@ -451,7 +451,9 @@ def experts_touched(*, num_experts: int, experts_per_token: int, tokens: ArrayLi
     return experts * (1.0 - (1.0 - chosen / experts) ** batch)
 
 
-def decode_weights_read_bytes(model: ModelSpec, *, batch: ArrayLike = 1, weight_bytes_per_param: float = 2.0) -> np.ndarray:
+def decode_weights_read_bytes(
+    model: ModelSpec, *, batch: ArrayLike = 1, weight_bytes_per_param: float = 2.0
+) -> np.ndarray:
     """Weight bytes one decode step reads at `batch` sequences (all GPUs): N_read · b_w.
 
     Dense: N_read = N (every weight, shared by the batch). MoE with E routed experts and k

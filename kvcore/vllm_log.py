@@ -41,9 +41,12 @@ __all__ = [
     "Check",
     "RecognisedLine",
     "Reconciliation",
+    "VllmFlags",
     "VllmLog",
     "clean_log_line",
     "parse_vllm_log",
+    "read_log_header",
+    "read_vllm_flags",
     "reconcile",
 ]
 
@@ -735,3 +738,95 @@ def _advice(c: _Context, value_bytes: float, context_tokens: int | None) -> Advi
         fp8_longest_context_tokens=fp8_longest,
         fp8_users_at_requested=fp8_users,
     )
+
+
+# ---------------------------------------------------------------- a log's header and the flags it ran with
+
+_HEADER_LINE = re.compile(r"^#\s*([a-z][a-z0-9\-]*):\s?(.*)$")
+
+
+def read_log_header(text: str) -> dict[str, str]:
+    """The ``# key: value`` lines a log of data/vllm_logs opens with (source, vllm, model, gpu, flags, …).
+
+    Stops at the first line that is not one; keys are lower case, values stripped. A repeated key
+    keeps its first value.
+
+    >>> read_log_header("# source: https://x\\n# gpu: rtx-3090\\nINFO …")
+    {'source': 'https://x', 'gpu': 'rtx-3090'}
+    """
+    header: dict[str, str] = {}
+    for line in str(text).splitlines():
+        match = _HEADER_LINE.match(line.strip())
+        if match is None:
+            break
+        header.setdefault(match.group(1), match.group(2).strip())
+    return header
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VllmFlags:
+    """The engine arguments of a ``vllm serve`` command that shape the memory budget (None: not given)."""
+
+    gpu_memory_utilization: float | None = None
+    max_model_len: int | None = None
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    max_num_batched_tokens: int | None = None
+    max_num_seqs: int | None = None
+    enforce_eager: bool = False
+    kv_cache_dtype: str = "auto"
+    block_size: int | None = None
+
+
+#: vllm serve's spellings without their dashes (vllm/engine/arg_utils.py ``EngineArgs.add_cli_args``) →
+#: VllmFlags fields; "tp" and "pp" are the one-dash short forms.
+_FLAG_NAMES = {
+    "gpu-memory-utilization": "gpu_memory_utilization",
+    "max-model-len": "max_model_len",
+    "tensor-parallel-size": "tensor_parallel_size",
+    "tp": "tensor_parallel_size",
+    "pipeline-parallel-size": "pipeline_parallel_size",
+    "pp": "pipeline_parallel_size",
+    "max-num-batched-tokens": "max_num_batched_tokens",
+    "max-num-seqs": "max_num_seqs",
+    "enforce-eager": "enforce_eager",
+    "kv-cache-dtype": "kv_cache_dtype",
+    "block-size": "block_size",
+}
+
+
+def read_vllm_flags(text: str) -> VllmFlags:
+    """The budget-shaping flags of a ``vllm serve`` command line (``--flag value`` or ``--flag=value``).
+
+    Underscores are read as dashes (``--max_model_len``); other flags are skipped; a value that is
+    not a number where one is expected leaves the field unset. "1k"-style lengths are not vLLM's
+    syntax before 0.11 and are read only as plain numbers here.
+
+    >>> read_vllm_flags("vllm serve m --max-model-len 29000 --gpu-memory-utilization=0.9 -tp 2 --enforce-eager")
+    VllmFlags(gpu_memory_utilization=0.9, max_model_len=29000, tensor_parallel_size=2, pipeline_parallel_size=1, \
+max_num_batched_tokens=None, max_num_seqs=None, enforce_eager=True, kv_cache_dtype='auto', block_size=None)
+    """
+    values: dict[str, object] = {}
+    tokens = str(text).split()
+    for index, token in enumerate(tokens):
+        name, _, inline = token.partition("=")
+        if not name.startswith("-"):
+            continue
+        dashes = 2 if name.startswith("--") else 1
+        bare = name[dashes:].replace("_", "-")
+        field_name = _FLAG_NAMES.get(bare)
+        if field_name is None or (dashes == 1) != (bare in ("tp", "pp")):
+            continue
+        if field_name == "enforce_eager":
+            values[field_name] = True
+            continue
+        raw = inline or (tokens[index + 1] if index + 1 < len(tokens) else "")
+        if field_name == "kv_cache_dtype":
+            values[field_name] = raw.strip("'\"")
+            continue
+        try:
+            number = float(raw)
+        except ValueError:
+            continue
+        values[field_name] = number if field_name == "gpu_memory_utilization" else int(number)
+    return VllmFlags(**values)  # type: ignore[arg-type]

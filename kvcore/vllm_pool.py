@@ -50,22 +50,44 @@ from .budget import (
     memory_budget,
 )
 from .capacity import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_BATCHED_TOKENS, pool_report, request_blocks_needed
+from .dtypes import bytes_per_value
 from .errors import KvError
+from .hardware import GpuSpec
 from .kv import kv_bytes_per_token
+from .memory import checkpoint_weights
 from .model import ModelSpec
+from .units import GiB
+from .vllm_versions import NEWEST_RELEASE, Entry, VllmRelease, batch_defaults, vllm_release
 
 __all__ = [
+    "CUDA_CONTEXT_BYTES",
+    "CUDA_GRAPH_BYTES_PER_LAYER",
+    "FLASHINFER_SAMPLER_BYTES_PER_LOGIT",
+    "NCCL_BYTES",
+    "NCCL_NVSWITCH_BYTES",
+    "NON_TORCH_GROWTH_BYTES",
+    "SAMPLER_BYTES_PER_LOGIT",
     "PoolLog",
+    "VllmStartup",
     "activation_peak_bytes",
+    "cuda_graph_bytes",
+    "cuda_graph_capture_sizes",
+    "estimated_non_torch_bytes",
+    "forward_values_per_token",
     "hidden_values",
+    "loaded_weights_bytes",
     "pool_curve",
     "pool_log",
     "pool_log_for",
     "pool_tokens_curve",
+    "profile_activation_bytes",
+    "rotary_cache_bytes",
     "stage_bytes_per_token",
     "stage_layers",
     "startup_log_lines",
+    "vllm_block_size",
     "vllm_budget",
+    "vllm_startup",
 ]
 
 ArrayLike = Any
@@ -403,3 +425,356 @@ def startup_log_lines(log: PoolLog) -> list[str]:
         f"GPU KV cache size: {log.tokens:,} tokens",
         f"Maximum concurrency for {log.max_model_len:,} tokens per request: {log.max_concurrency:.2f}x",
     ]
+
+
+# ---------------------------------------------------------------- the pool from the GPU alone, by release
+#
+# Every term of vLLM's budget estimated the way the chosen release measures it (kvcore.vllm_versions).
+# The constants below are measurements: each names the logs it comes from (data/vllm_logs/, whose
+# headers give the GPU, model, flags and release); tests/kvcore/test_vllm_startups.py reports the
+# estimate's error on every log.
+
+#: Non-torch memory on the whole device at start-up, one GPU (V0 0.6.4.x and early V1 count it): the CUDA
+#: context, cuBLAS and the attention library's workspaces. Logs: RTX 3090 0.35 GiB (vLLM #10517),
+#: RTX A6000 0.44 GiB (#10360), both "non_torch_memory" of vLLM 0.6.4.post1.
+CUDA_CONTEXT_BYTES = 0.40 * GiB
+#: Non-torch growth after the baseline snapshot, one GPU (V0 0.6.5+, V1 0.9+): V0 logs print 0.01–0.09 GiB
+#: ("non_torch_memory takes …": T4 0.01 and 0.05, A100 0.09, RTX 4060 0.03).
+NON_TORCH_GROWTH_BYTES = 0.05 * GiB
+#: NCCL and custom all-reduce buffers per GPU when tp · pp > 1 and the release takes its baseline before
+#: NCCL starts (V0, V1 before 0.11): 1.3 GiB on NVSwitch machines, where NCCL's NVLink SHARP buffers are
+#: large (vLLM 0.10.2 log, 2 × H200: "1.38 GiB for non-torch memory"), 0.15 GiB elsewhere (two vLLM
+#: 0.10.1.1 runs, 2 × A100 80GB, pool 0.13 GiB below the one-GPU runs once the activation is halved).
+NCCL_BYTES = 0.15 * GiB
+NCCL_NVSWITCH_BYTES = 1.3 * GiB
+#: GPUs whose multi-GPU servers are NVSwitch systems (HGX/DGX) in data/gpus.csv.
+NVSWITCH_GPUS = ("h100-sxm", "h200", "b200")
+#: Bytes held per element of the logits while the profiling run samples them: the fp32 logits, a full
+#: sort for top-k/top-p (values and int64 indices), the cumulative sum, probabilities and log-probabilities
+#: (V0 vllm/model_executor/layers/sampler.py; V1 vllm/v1/sample/sampler.py with the dummy run's
+#: top_k = vocab − 1, top_p = 0.9). Measured: 38.4–38.7 B in V0 logs (vLLM #13882, a T4 and an A100
+#: run), and the V1 0.10.2 Qwen3-Next log's "5.58 GiB for peak activation" over 1,024 × 151,936 logits.
+SAMPLER_BYTES_PER_LOGIT = 38.0
+#: The same with FlashInfer's top-k/top-p sampler ("Using FlashInfer for top-p & top-k sampling" in the
+#: log), which samples without sorting: 14 B, measured on the five vLLM 0.10.1.1 A100 runs.
+FLASHINFER_SAMPLER_BYTES_PER_LOGIT = 14.0
+#: Memory of the captured CUDA graphs per decoder layer on one GPU, for vLLM V1's 67 capture sizes (1, 2,
+#: 4, 8 … 512): the median of the seven V1 captures in data/vllm_logs/ ("Graph capturing finished in N
+#: secs, took X GiB" / "Estimated CUDA graph memory"), which range from 0.015 GiB a layer (Llama 3 70B,
+#: 2 × L40S, 0.16.0) to 0.068 (Qwen3 8B, A100, 0.19.1): a rough figure, good to about ± 1 GiB.
+CUDA_GRAPH_BYTES_PER_LAYER = 0.049 * GiB
+#: The capture sizes that figure was measured at.
+CUDA_GRAPH_REFERENCE_SIZES = 67
+#: Tokens vLLM's fused MoE kernel processes at once (VLLM_FUSED_MOE_CHUNK_SIZE, 32,768 in fused_moe.py).
+FUSED_MOE_CHUNK_TOKENS = 32768
+
+
+def forward_values_per_token(model: ModelSpec, *, tp: int = 1) -> float:
+    """Activation values alive per token at the peak of one decoder layer, on one GPU.
+
+    3·h (the residual, the layer input and its normed copy) plus the largest block's working set:
+    a dense gated MLP holds gate_up (2·I / tp) and its activated half (I / tp): 3·I / tp
+    (vLLM ``MergedColumnParallelLinear`` + ``SiluAndMul``); a fused MoE layer holds, for each of
+    its k experts per token, gate_up and the activated half (3·I_e / tp) and the expert's output
+    (h): k · (3·I_e / tp + h) (vllm/model_executor/layers/fused_moe ``intermediate_cache1..3``);
+    attention holds q, k, v and its output, (2·H + 2·K) · d / tp. Without MLP widths (a model
+    given by its numbers) the MLP is taken as 3.5·h wide, Llama's ratio.
+    """
+    tp = checks.whole("tensor parallel size", tp)
+    hidden = hidden_values(model)
+    dense = model.intermediate_size or (0 if model.moe_intermediate_size else round(3.5 * hidden))
+    blocks = [3.0 * dense / tp]
+    if model.num_experts and model.moe_intermediate_size:
+        k = model.num_experts_per_tok
+        blocks.append(k * (3.0 * model.moe_intermediate_size / tp + hidden))
+    heads, kv_heads = model.num_attention_heads, max(model.num_key_value_heads, 1)
+    blocks.append((2.0 * heads + 2.0 * kv_heads) * model.head_dim / tp)
+    return 3.0 * hidden + max(blocks)
+
+
+def profile_activation_bytes(
+    model: ModelSpec,
+    *,
+    release: VllmRelease,
+    max_num_batched_tokens: int,
+    max_num_seqs: int,
+    tp: int = 1,
+    bytes_per_value: float = 2.0,
+    flashinfer_sampler: bool = False,
+) -> float:
+    """The activation peak of the release's profiling run, one GPU [bytes]: max(forward, logits + sampler).
+
+    forward = T · :func:`forward_values_per_token` · b over the T = max_num_batched_tokens dummy
+    tokens (the MoE part at most ``FUSED_MOE_CHUNK_TOKENS`` at once); after the forward the hidden
+    states (T · h · b) stay alive while the logits of R rows × vocabulary are sampled: R =
+    min(T, max_num_seqs) rows at ``SAMPLER_BYTES_PER_LOGIT`` (``FLASHINFER_SAMPLER_BYTES_PER_LOGIT`` with
+    FlashInfer's sampler, V1 only)
+    (V0 ``ModelRunner.profile_run``; V1 ``_dummy_sampler_run`` from 0.8.0), or logits alone in the
+    model dtype before V1 sampled (all T rows until 0.7.2, R rows in 0.7.3; none in 0.6.4's V1).
+    The logits are gathered whole on every tensor-parallel rank; the MLP and attention are sharded.
+    """
+    tokens = float(checks.whole("max_num_batched_tokens", max_num_batched_tokens))
+    seqs = float(checks.whole("max_num_seqs", max_num_seqs))
+    per_token = forward_values_per_token(model, tp=tp)
+    forward = tokens * per_token * bytes_per_value
+    if model.num_experts and tokens > FUSED_MOE_CHUNK_TOKENS:
+        forward = min(
+            forward,
+            FUSED_MOE_CHUNK_TOKENS * per_token * bytes_per_value + tokens * 3 * hidden_values(model) * bytes_per_value,
+        )
+    vocab = float(model.vocab_size or 0)
+    rows = min(tokens, seqs)
+    if release.profile_sampler:
+        flashinfer = flashinfer_sampler and release.engine == "V1"
+        logits = rows * vocab * (FLASHINFER_SAMPLER_BYTES_PER_LOGIT if flashinfer else SAMPLER_BYTES_PER_LOGIT)
+    elif release.profile_logit_rows == "tokens":
+        logits = tokens * vocab * bytes_per_value
+    elif release.profile_logit_rows == "seqs":
+        logits = rows * vocab * bytes_per_value
+    else:
+        logits = 0.0
+    held = tokens * hidden_values(model) * bytes_per_value
+    return max(forward, held + logits)
+
+
+def estimated_non_torch_bytes(release: VllmRelease, *, gpu: GpuSpec, tp: int = 1, pp: int = 1) -> float:
+    """The release's non-torch term, one GPU [bytes].
+
+    Whole device (V0 0.6.4.x, early V1): ``CUDA_CONTEXT_BYTES``; growth after the baseline (the others):
+    ``NON_TORCH_GROWTH_BYTES``. Plus NCCL's buffers on a multi-GPU server when the baseline is taken
+    before NCCL starts (V0 and V1 before 0.11.0), larger on NVSwitch systems (``NCCL_NVSWITCH_BYTES``).
+    Memory other processes hold is never estimated: vLLM refuses to start when free memory is below
+    total · u (V1 0.9 on), and V0 0.6.4.x / early V1 subtract it from the pool.
+    """
+    base = CUDA_CONTEXT_BYTES if release.non_torch == "device" else NON_TORCH_GROWTH_BYTES
+    if tp * pp > 1 and not release.nccl_in_baseline:
+        base += NCCL_NVSWITCH_BYTES if gpu.id in NVSWITCH_GPUS else NCCL_BYTES
+    return base
+
+
+def cuda_graph_capture_sizes(*, max_num_seqs: int, max_num_batched_tokens: int, release: VllmRelease) -> int:
+    """How many batch sizes vLLM captures: [1, 2, 4] + multiples of 8 up to the largest.
+
+    V0: up to min(max_num_seqs, 256) (``_BATCH_SIZES_TO_CAPTURE``); V1: up to
+    min(2 · max_num_seqs, 512, max_num_batched_tokens) (``cuda_graph_sizes``, 0.10 on).
+    """
+    largest = min(max_num_seqs, 256) if release.engine == "V0" else min(2 * max_num_seqs, 512, max_num_batched_tokens)
+    return sum(1 for size in (1, 2, 4) if size <= largest) + largest // 8
+
+
+def cuda_graph_bytes(
+    model: ModelSpec, *, release: VllmRelease, max_num_seqs: int, max_num_batched_tokens: int, pp: int = 1
+) -> float:
+    """Estimated CUDA-graph memory, one GPU [bytes]: layers · ``CUDA_GRAPH_BYTES_PER_LAYER`` · sizes / 67.
+
+    Layers: those on the GPU's pipeline stage; sizes: :func:`cuda_graph_capture_sizes`. The figure
+    vLLM's ``profile_cudagraph_memory`` measures before cutting the pool (0.18.0 on; subtracted by
+    default from 0.20.0, gpu_worker.py ``determine_available_memory``). An estimate from measured
+    captures, not a formula of vLLM's: the kernels each model's graphs hold differ.
+    """
+    sizes = cuda_graph_capture_sizes(
+        max_num_seqs=max_num_seqs, max_num_batched_tokens=max_num_batched_tokens, release=release
+    )
+    layers = stage_layers(model.num_hidden_layers, pp)
+    return layers * CUDA_GRAPH_BYTES_PER_LAYER * sizes / CUDA_GRAPH_REFERENCE_SIZES
+
+
+#: Alignment vLLM's MXFP4 MoE kernels pad the expert matrices to (Marlin and Triton backends, the ones
+#: A100 and H100 use): hidden size to 256, the intermediate size of each tensor-parallel shard to 128
+#: (vllm/model_executor/layers/fused_moe/oracle/mxfp4.py ``mxfp4_round_up_hidden_size_and_intermediate_size``).
+MXFP4_HIDDEN_ALIGN = 256
+MXFP4_INTERMEDIATE_ALIGN = 128
+
+
+def loaded_weights_bytes(model: ModelSpec, *, weights_dtype: str | None = None, tp: int = 1, pp: int = 1) -> float:
+    """What "Model loading took" measures, one GPU [bytes]: the checkpoint as vLLM lays it out.
+
+    :func:`kvcore.memory.checkpoint_weights` (16-bit embeddings and LM head in a quantised
+    checkpoint) + :func:`rotary_cache_bytes`; MXFP4 experts are padded to the kernels' alignment:
+    experts · (⌈h⌉₂₅₆ / h) · (⌈I/tp⌉₁₂₈ / (I/tp)). gpt-oss-20b: 13.65 GiB (vLLM 0.19.0 log: 13.72);
+    gpt-oss-120b on 4 GPUs: 17.1 GiB each (vLLM 0.10.1.1 log: 17.22).
+    """
+    weights = checkpoint_weights(model, weights_dtype=weights_dtype, tp=tp, pp=pp)
+    experts = weights.experts_bytes
+    hidden, width = hidden_values(model), model.moe_intermediate_size
+    if weights.weights_dtype == "mxfp4" and experts and width:
+        shard = width / tp
+        experts *= (math.ceil(hidden / MXFP4_HIDDEN_ALIGN) * MXFP4_HIDDEN_ALIGN / hidden) * (
+            math.ceil(shard / MXFP4_INTERMEDIATE_ALIGN) * MXFP4_INTERMEDIATE_ALIGN / shard
+        )
+    return weights.embeddings_bytes + weights.body_bytes + experts + rotary_cache_bytes(model)
+
+
+def rotary_cache_bytes(model: ModelSpec, *, bytes_per_value: float = 2.0) -> float:
+    """The rotary embedding's cos/sin table vLLM builds at load: max_position · rotary_dim · b [bytes].
+
+    ``RotaryEmbedding._compute_cos_sin_cache`` (vllm/model_executor/layers/rotary_embedding.py): one row
+    of cos and sin halves per position, ``rotary_dim`` values (the head size; the RoPE part for MLA).
+    "Model loading took" includes it: Llama 3.1 8B, 131,072 × 128 × 2 B = 32 MiB over its 14.96 GiB of
+    weights = the 14.99 GiB of vLLM #10517's log.
+    """
+    rotary = model.qk_rope_head_dim or model.head_dim
+    return float(model.max_position_embeddings) * rotary * bytes_per_value
+
+
+def vllm_block_size(model: ModelSpec, *, gpu: GpuSpec, release: VllmRelease) -> int:
+    """The block size the release's attention backend picks when --block-size is not given (tokens).
+
+    16 (vllm/platforms/cuda.py), except MLA models on the backends that need more: FlashMLA on
+    Hopper 64 (0.8.0 on), CUTLASS MLA on Blackwell 128 (vllm/platforms/cuda.py
+    ``check_and_update_config``; ``get_preferred_block_size`` from 0.18.0).
+    """
+    if model.attention_type == "MLA" and release.version >= (0, 8, 0):
+        if gpu.id.startswith(("h100", "h200")):
+            return 64
+        if gpu.id.startswith("b200"):
+            return 128
+    return DEFAULT_BLOCK_SIZE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VllmStartup:
+    """What one vLLM release does at start-up on one GPU type: its rules, the settings it picked, the pool.
+
+    ``log`` is the budget and the blocks (:class:`PoolLog`); ``printed_tokens`` the "GPU KV cache size"
+    as this release prints it (blocks · block_size before 0.20.0, int(concurrency · max_model_len)
+    after); ``fits`` includes the null block the fit check keeps back from 0.29.0.
+    """
+
+    release: VllmRelease
+    log: PoolLog
+    max_num_batched_tokens: int
+    max_num_seqs: int
+    block_size: int
+    entry: Entry
+    enforce_eager: bool
+
+    @property
+    def fits(self) -> bool:
+        """Whether the release starts: a positive pool that holds one request of max_model_len."""
+        if not self.log.fits:
+            return False
+        if self.release.null_block_in_fit:
+            return self.log.max_concurrency * (self.log.num_blocks - 1) / max(self.log.num_blocks, 1) >= 1.0
+        return True
+
+    @property
+    def printed_tokens(self) -> int:
+        """'GPU KV cache size: N tokens' as this release prints it."""
+        if self.release.printed_tokens == "concurrency":
+            return int(self.log.max_concurrency * self.log.max_model_len)
+        return self.log.tokens
+
+
+def vllm_startup(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    *,
+    version: str = NEWEST_RELEASE,
+    utilization: float = 0.9,
+    max_model_len: int | None = None,
+    max_num_batched_tokens: int | None = None,
+    max_num_seqs: int | None = None,
+    kv_dtype: str = "auto",
+    weights_dtype: str | None = None,
+    enforce_eager: bool = False,
+    entry: Entry = "serve",
+    block_size: int | None = None,
+    tp: int = 1,
+    pp: int = 1,
+    cp: int = 1,
+    flashinfer_sampler: bool | None = None,
+) -> VllmStartup:
+    """vLLM's start-up on `gpu` from the GPU, model and flags alone: M · u − W − A − N − G, then the blocks.
+
+    M = ``gpu.reported_memory_bytes`` (what torch reports), u = `utilization`; W =
+    :func:`kvcore.memory.checkpoint_weights` (16-bit embeddings and LM head in a quantised
+    checkpoint) + :func:`rotary_cache_bytes`, per GPU; A = :func:`profile_activation_bytes` over the
+    release's defaults (:func:`kvcore.vllm_versions.batch_defaults`) unless given; N =
+    :func:`estimated_non_torch_bytes`; G = :func:`cuda_graph_bytes` when the release subtracts it
+    (V1 0.20.0 on, not under --enforce-eager). The blocks, tokens, concurrency and fit follow
+    :func:`pool_log_for` with the backend's block size (:func:`vllm_block_size`) and the release's
+    sliding-window reserve (twice max_num_batched_tokens under async scheduling, 0.26.0 on).
+    `kv_dtype` "auto" stores the cache in the model's 16-bit dtype; `flashinfer_sampler` says whether
+    the sampler is FlashInfer's (the log prints "Using FlashInfer for top-p & top-k sampling"); None
+    takes the release's default (``VllmRelease.flashinfer_sampler``: on from 0.21.0 on Ampere and newer).
+    """
+    release = vllm_release(
+        version,
+        gpu=gpu,
+        model=model,
+        kv_dtype=kv_dtype,
+        enforce_eager=enforce_eager,
+        pp=pp,
+        weights_dtype=weights_dtype,
+    )
+    length = int(max_model_len or model.max_position_embeddings)
+    checks.whole("max_model_len", length)
+    default_tokens, default_seqs = batch_defaults(release, gpu=gpu, entry=entry, max_model_len=length)
+    tokens = int(max_num_batched_tokens or default_tokens)
+    seqs = int(max_num_seqs or default_seqs)
+    blocks = int(block_size or vllm_block_size(model, gpu=gpu, release=release))
+    kv_bytes = 2.0 if kv_dtype in ("auto", "") else bytes_per_value(kv_dtype)
+    weights = loaded_weights_bytes(model, weights_dtype=weights_dtype, tp=tp, pp=pp)
+    activation = profile_activation_bytes(
+        model,
+        release=release,
+        max_num_batched_tokens=tokens,
+        max_num_seqs=seqs,
+        tp=tp,
+        flashinfer_sampler=release.flashinfer_sampler if flashinfer_sampler is None else flashinfer_sampler,
+    )
+    non_torch = estimated_non_torch_bytes(release, gpu=gpu, tp=tp, pp=pp)
+    graphs = (
+        cuda_graph_bytes(model, release=release, max_num_seqs=seqs, max_num_batched_tokens=tokens, pp=pp)
+        if release.cuda_graphs_subtracted
+        else 0.0
+    )
+    where = f"vLLM {release.label} ({release.era})"
+    budget = memory_budget(
+        memory_bytes=gpu.reported_memory_bytes,
+        utilization=utilization,
+        terms=[
+            BudgetTerm(
+                name=WEIGHTS, bytes=weights, source=f"checkpoint by component + rotary table, / (tp · pp); {where}"
+            ),
+            BudgetTerm(
+                name=ACTIVATION_PEAK,
+                bytes=activation,
+                source=f"profile run: {tokens} tokens over {min(tokens, seqs)} sequences, sampler; {where}",
+            ),
+            BudgetTerm(
+                name=NON_TORCH,
+                bytes=non_torch,
+                source=("whole device (CUDA context)" if release.non_torch == "device" else "growth after the baseline")
+                + f"; {where}",
+            ),
+            BudgetTerm(
+                name=CUDA_GRAPHS,
+                bytes=graphs,
+                source=f"estimated CUDA graphs, subtracted since 0.20.0; {where}"
+                if release.cuda_graphs_subtracted
+                else f"not subtracted: captured after the pool ({where}{', enforce_eager' if enforce_eager else ''})",
+            ),
+        ],
+    )
+    log = pool_log_for(
+        model,
+        budget=budget,
+        max_model_len=length,
+        max_num_batched_tokens=tokens * release.in_flight_batches,
+        block_size=blocks,
+        bytes_per_value=kv_bytes,
+        tp=tp,
+        pp=pp,
+        cp=cp,
+    )
+    return VllmStartup(
+        release=release,
+        log=log,
+        max_num_batched_tokens=tokens,
+        max_num_seqs=seqs,
+        block_size=blocks,
+        entry=entry,
+        enforce_eager=enforce_eager,
+    )

@@ -261,7 +261,9 @@ if model.num_experts > model.num_experts_per_tok > 0:
         separators=ui.separators(),
         labels={
             "title": t("decode_speed.experts_chart_title", model=model.name),
-            "subtitle": t("decode_speed.experts_chart_subtitle", experts=model.num_experts, k=model.num_experts_per_tok),
+            "subtitle": t(
+                "decode_speed.experts_chart_subtitle", experts=model.num_experts, k=model.num_experts_per_tok
+            ),
             "x_title": t("decode_speed.experts_chart_axis"),
             "y_title": t("decode_speed.chart_bytes_axis", unit=lesson.memory_unit()),
             "read": t("decode_speed.experts_chart_read"),

@@ -56,6 +56,9 @@ TEXTS: Mapping[str, str] = MappingProxyType(
         "repeated_budget_term": "errors.repeated_budget_term",
         "pp_exceeds_layers": "errors.pp_exceeds_layers",
         "experts_per_token_exceeds_experts": "errors.experts_per_token_exceeds_experts",
+        "unknown_checkpoint_format": "errors.unknown_checkpoint_format",
+        "unknown_vllm_version": "errors.unknown_vllm_version",
+        "log_not_estimable": "errors.log_not_estimable",
         # kvcore.agent
         "no_tensor_parallel_size": "errors.no_tensor_parallel_size",
         "no_kv_blocks": "errors.no_kv_blocks",

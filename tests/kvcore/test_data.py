@@ -34,6 +34,37 @@ def test_models_file_covers_every_architecture_family():
     assert any(m.is_moe for m in models.values())
 
 
+def test_every_model_has_a_vocabulary_and_an_mlp_width():
+    for model in kv.load_models().values():
+        assert model.vocab_size > 0, model.id
+        assert model.intermediate_size > 0 or model.moe_intermediate_size > 0, model.id
+        assert (model.moe_intermediate_size > 0) == model.is_moe, model.id
+
+
+CONFIGS = Path(__file__).parent / "configs"
+
+
+@pytest.mark.parametrize(
+    ("model_id", "config"),
+    [
+        ("llama-3.1-8b", "llama-3.1-8b.json"),
+        ("qwen3-30b-a3b", "qwen3-30b-a3b.json"),
+        ("gpt-oss-20b", "gpt-oss-20b.json"),
+    ],
+)
+def test_models_csv_config_columns_agree_with_the_stored_config(model_id, config):
+    row = kv.load_models()[model_id]
+    read = kv.read_config_path(CONFIGS / config).model
+    columns = ("vocab_size", "intermediate_size", "moe_intermediate_size", "tie_word_embeddings")
+    assert {c: getattr(row, c) for c in columns} == {c: getattr(read, c) for c in columns}
+
+
+def test_llama_3_1_8b_config_columns_are_its_config_values():
+    llama = kv.load_models()["llama-3.1-8b"]
+    assert (llama.vocab_size, llama.intermediate_size, llama.moe_intermediate_size) == (128256, 14336, 0)
+    assert llama.tie_word_embeddings is False
+
+
 def test_gpus_file_has_at_least_20_gpus_with_sources():
     gpus = kv.load_gpus()
     assert len(gpus) >= 20
@@ -87,6 +118,7 @@ def test_a_valid_model_row_loads(tmp_path):
         ("layer_pattern", "sliding", "sliding_window"),
         ("source_url", "example.org", "https://"),
         ("total_params_b", "", "empty"),
+        ("tie_word_embeddings", "yes", "true or false"),
     ],
 )
 def test_a_bad_model_row_names_the_line_and_the_field(tmp_path, field, value, message):
