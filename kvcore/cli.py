@@ -21,14 +21,22 @@ from typing import Any, NoReturn
 
 from . import units
 from .budget import DEFAULT_OVERHEAD_BYTES, DEFAULT_UTILIZATION, seed_budget
-from .capacity import context_per_user, max_context_tokens, max_users, pool_report, tokens_that_fit
+from .capacity import (
+    DEFAULT_BLOCK_SIZE,
+    DEFAULT_MAX_NUM_BATCHED_TOKENS,
+    context_per_user,
+    max_context_tokens,
+    max_users,
+    pool_report,
+    tokens_that_fit,
+)
 from .data import load_gpus, load_models
 from .dtypes import BYTES_PER_VALUE, bytes_per_value
 from .errors import KvError
-from .hardware import GpuSpec
+from .hardware import GpuSpec, gpu
 from .hf_config import ConfigReading, read_config_path
 from .kv import kv_bytes_per_token, kv_cache_bytes, kv_cache_bytes_all_gpus, sequence_kv_bytes
-from .memory import model_weights_bytes
+from .memory import checkpoint_weights, model_weights_bytes
 from .model import ModelSpec, uniform_model, with_changes
 from .model_code import model_to_code
 from .timing import (
@@ -48,6 +56,8 @@ from .timing import (
     ridge_point,
     tokens_per_s,
 )
+from .vllm_pool import vllm_startup
+from .vllm_versions import NEWEST_RELEASE, parse_release
 
 EXIT_BAD_INPUT = 2
 
@@ -146,6 +156,14 @@ def _dtype(text: str) -> str:
     return text.lower()
 
 
+def _release(text: str) -> str:
+    try:
+        parse_release(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(_one_line(error)) from None
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with its subcommands."""
     parser = _Parser(prog="python -m kvcore", description=__doc__.splitlines()[0])
@@ -209,17 +227,38 @@ def _common_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--overhead-gib",
         type=_number(allow_equal=True),
-        default=DEFAULT_OVERHEAD_BYTES / units.GiB,
-        help=f"the seed's rule: activations, CUDA graphs… in GiB; default {DEFAULT_OVERHEAD_BYTES / units.GiB:g}",
+        help=f"capacity: use the seed's rule, VRAM · u − weights − this overhead in GiB "
+        f"(the seed takes {DEFAULT_OVERHEAD_BYTES / units.GiB:g}); other commands: the overhead beside the cache",
     )
     command.add_argument("--weights-gib", type=_number(), help="weights per GPU in GiB (instead of parameters)")
     command.add_argument("--kv-memory-gib", type=_number(allow_equal=True), help="the KV pool per GPU, given directly")
-    command.add_argument("--block-size", type=_whole, default=16, help="tokens per KV block; default 16")
+    command.add_argument(
+        "--block-size", type=_whole, help="tokens per KV block; default: vLLM's for the model and GPU (16, MLA 64/128)"
+    )
     command.add_argument(
         "--max-num-batched-tokens",
         type=_whole,
-        default=8192,
-        help="tokens per scheduler step (a sliding window also holds this chunk); default 8192",
+        help="tokens per scheduler step (the profile run; a sliding window also holds it); default: vLLM's for "
+        "the release, GPU and entry point",
+    )
+    command.add_argument(
+        "--max-num-seqs", type=_whole, help="sequences per step; default: vLLM's for the release and GPU"
+    )
+    command.add_argument("--pp", type=_whole, default=1, help="pipeline-parallel size (default 1)")
+    command.add_argument(
+        "--vllm-version",
+        type=_release,
+        default=NEWEST_RELEASE,
+        help=f"the vLLM release whose start-up to model (any release number; default {NEWEST_RELEASE})",
+    )
+    command.add_argument(
+        "--enforce-eager", action="store_true", help="no CUDA graphs (vLLM --enforce-eager): none are subtracted"
+    )
+    command.add_argument(
+        "--entry",
+        choices=("serve", "llm"),
+        default="serve",
+        help="vllm serve or the LLM(...) class: their default batch sizes differ (default serve)",
     )
     command.add_argument("--max-model-len", type=_whole, help="tokens per request (default: --context)")
     command.add_argument("--bandwidth-gbs", type=_number(), help="memory bandwidth per GPU, GB/s (instead of --gpu)")
@@ -338,39 +377,74 @@ def run_kv(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run_capacity(args: argparse.Namespace) -> dict[str, Any]:
-    """The KV pool and what it holds."""
+    """The KV pool and what it holds: vLLM's estimate by release, the seed's rule, or a given pool.
+
+    Without --kv-memory-gib and --overhead-gib the pool is what the chosen vLLM release
+    (--vllm-version, default the newest modelled) would leave on --gpu (kvcore.vllm_pool.vllm_startup);
+    --overhead-gib switches to the seed's rule (VRAM · u − weights − overhead); --kv-memory-gib takes
+    the logged pool and does the block arithmetic only.
+    """
     model = resolve_model(args)
     gpu = resolve_gpu(args)
     b = bytes_per_value(args.kv_dtype)
-    max_model_len = args.max_model_len or args.context
+    block_size = args.block_size or DEFAULT_BLOCK_SIZE
+    chunk = args.max_num_batched_tokens or DEFAULT_MAX_NUM_BATCHED_TOKENS
+    startup = None
     budget = None
     if args.kv_memory_gib is not None:
+        max_model_len = args.max_model_len or args.context
         pool = args.kv_memory_gib * units.GiB
         weights = math.nan
-    else:
-        memory = args.gpu_memory_gib * units.GiB if args.gpu_memory_gib else (gpu.memory_bytes if gpu else None)
-        if memory is None:
-            raise ValueError("give --gpu ID, --gpu-memory-gib N, or the pool itself with --kv-memory-gib N")
+        rule = "given pool (--kv-memory-gib)"
+    elif args.overhead_gib is not None:
+        max_model_len = args.max_model_len or args.context
         weights = _weights_per_gpu(args, model)
         budget = seed_budget(
-            memory_bytes=memory,
+            memory_bytes=_memory_bytes(args, gpu),
             utilization=args.gpu_memory_utilization,
             weights_bytes=weights,
             overhead_bytes=args.overhead_gib * units.GiB,
         )
         pool = budget.kv_pool_bytes
+        rule = "seed 000's rule: VRAM · u − weights − overhead (--overhead-gib)"
+    else:
+        card = gpu or _custom_gpu(args)
+        startup = vllm_startup(
+            model,
+            card,
+            version=args.vllm_version,
+            utilization=args.gpu_memory_utilization,
+            max_model_len=args.max_model_len,
+            max_num_batched_tokens=args.max_num_batched_tokens,
+            max_num_seqs=args.max_num_seqs,
+            kv_dtype=args.kv_dtype,
+            weights_dtype=args.weight_dtype,
+            enforce_eager=args.enforce_eager,
+            entry=args.entry,
+            block_size=args.block_size,
+            tp=args.tp,
+            pp=args.pp,
+        )
+        budget = startup.log.budget
+        pool = budget.kv_pool_bytes
+        max_model_len = startup.log.max_model_len
+        block_size, chunk = startup.block_size, startup.max_num_batched_tokens * startup.release.in_flight_batches
+        weights = checkpoint_weights(model, weights_dtype=args.weight_dtype, tp=args.tp, pp=args.pp).total_bytes
+        rule = (
+            f"vLLM {startup.release.label} ({startup.release.era}): M · u − weights − activation − non-torch − graphs"
+        )
     report = pool_report(
         model,
         kv_pool_bytes=max(pool, 0.0),
         max_model_len=max_model_len,
-        block_size=args.block_size,
-        max_num_batched_tokens=args.max_num_batched_tokens,
+        block_size=block_size,
+        max_num_batched_tokens=chunk,
         bytes_per_value=b,
         tp=args.tp,
     )
     tokens_seed = float(tokens_that_fit(kv_pool_bytes=pool, bytes_per_token=report.bytes_per_token))
     sequence = sequence_kv_bytes(model, context_tokens=args.context, bytes_per_value=b, tp=args.tp)
-    return {
+    result: dict[str, Any] = {
         "model": model.name,
         "kv_dtype": args.kv_dtype,
         "weights_bytes": weights,
@@ -383,6 +457,26 @@ def run_capacity(args: argparse.Namespace) -> dict[str, Any]:
         "max_concurrency": report.max_concurrency,
         "fits": report.fits and pool > 0,
         "estimated_max_model_len": report.estimated_max_model_len,
+    }
+    if startup is not None:
+        log = startup.log
+        result |= {
+            "num_blocks": log.num_blocks,
+            "tokens": startup.printed_tokens,
+            "max_concurrency": log.max_concurrency,
+            "fits": startup.fits,
+            "estimated_max_model_len": log.estimated_max_model_len,
+            "vllm_version": startup.release.label,
+            "vllm_era": startup.release.era,
+            "max_num_batched_tokens": startup.max_num_batched_tokens,
+            "max_num_seqs": startup.max_num_seqs,
+            "tp": log.tp,
+            "pp": log.pp,
+            "enforce_eager": startup.enforce_eager,
+            "release_rules": startup.release.describe(),
+            "budget_sources": {term.name: term.source for term in budget.terms} if budget else {},
+        }
+    result |= {
         "tokens_that_fit": tokens_seed,
         "context_per_user": float(context_per_user(pool_tokens=tokens_seed, concurrency=args.concurrency)),
         "max_context_per_user": float(
@@ -391,9 +485,34 @@ def run_capacity(args: argparse.Namespace) -> dict[str, Any]:
         "context_tokens": args.context,
         "users_that_fit": float(max_users(kv_pool_bytes=pool, sequence_bytes=sequence)),
         "concurrency": args.concurrency,
-        "budget_rule": "given pool (--kv-memory-gib)" if budget is None else "seed 000: VRAM · u − weights − overhead",
+        "budget_rule": rule,
         "budget": {} if budget is None else budget.as_dict(),
     }
+    return result
+
+
+def _memory_bytes(args: argparse.Namespace, gpu: GpuSpec | None) -> float:
+    """The GPU memory the seed's rule starts from: --gpu-memory-gib, else the card's nominal size."""
+    if args.gpu_memory_gib:
+        return float(args.gpu_memory_gib * units.GiB)
+    if gpu is None:
+        raise ValueError("give --gpu ID, --gpu-memory-gib N, or the pool itself with --kv-memory-gib N")
+    return gpu.memory_bytes
+
+
+def _custom_gpu(args: argparse.Namespace) -> GpuSpec:
+    """A GPU known only by --gpu-memory-gib, taken as the total torch reports (vLLM's budget needs no more)."""
+    if not args.gpu_memory_gib:
+        raise ValueError("give --gpu ID, --gpu-memory-gib N, or the pool itself with --kv-memory-gib N")
+    gib = float(args.gpu_memory_gib)
+    return gpu(
+        id="custom",
+        name=f"GPU with {gib:g} GiB",
+        memory_gib=gib,
+        torch_memory_gib=gib,
+        bandwidth_gb_s=args.bandwidth_gbs or 1.0,
+        bf16_dense_tflops=args.tflops or 1.0,
+    )
 
 
 def run_decode(args: argparse.Namespace) -> dict[str, Any]:

@@ -137,7 +137,8 @@ def checkpoint_weights(
     ``tie_word_embeddings``), always 16-bit (GPTQ, AWQ, compressed-tensors W8A8/FP8 and
     MXFP4 checkpoints all leave them unquantised); the routed experts,
     (N_total − N_active) · E / (E − k) for E experts and k per token; and the rest (attention,
-    dense MLPs, shared experts, router, norms). The format (``CHECKPOINT_FORMATS``) sets the
+    dense MLPs, shared experts, router, norms); with the expert width known, at most
+    L · E · 3 · h · I_e. The format (``CHECKPOINT_FORMATS``) sets the
     bytes per parameter of the linear layers (int4, int8, fp8: body and experts) or only of
     the experts (mxfp4). Each GPU holds 1 / (tp · pp) of every part: vLLM shards the vocabulary
     (``VocabParallelEmbedding``, ``ParallelLMHead``) and every linear layer over tp, and
@@ -166,6 +167,12 @@ def checkpoint_weights(
     active = float(model.active_params or total)
     if model.num_experts > model.num_experts_per_tok > 0 and total > active:
         experts = (total - active) * model.num_experts / (model.num_experts - model.num_experts_per_tok)
+        if model.moe_intermediate_size and model.hidden_size:
+            # A gated expert is 3 · h · I_e; all layers MoE is the most there can be. The smaller of the
+            # two counts wins: model cards that leave the embedding out of "active" (gpt-oss) inflate the
+            # first, models with dense first layers (DeepSeek) the second.
+            widths = 3.0 * model.hidden_size * model.moe_intermediate_size * model.num_experts
+            experts = min(experts, model.num_hidden_layers * widths)
     body = max(total - tables - experts, 0.0)
     body_bytes = body * (quantised if which in ("all", "linear") else unquantised)
     experts_bytes = experts * (quantised if which in ("all", "linear", "experts") else unquantised)

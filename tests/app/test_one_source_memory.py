@@ -37,6 +37,8 @@ def capacity(capsys, model_id: str, gpu_id: str, tp: int = 1, *extra: str) -> di
         "capacity",
         *("--model", model_id, "--gpu", gpu_id, "--tp", str(tp)),
         *("--context", str(CONTEXT), "--max-model-len", str(CONTEXT)),
+        # The sizing page's budget is the seed's rule (VRAM · u − weights − 1 GiB): ask the CLI for that rule.
+        *("--overhead-gib", str(kvcore.DEFAULT_OVERHEAD_BYTES / 2**30)),
         *extra,
     )
 
