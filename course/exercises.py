@@ -388,7 +388,7 @@ _PARAMETERS: dict[str, tuple[str, ...]] = {
     "prefill_ttft": ("prompt_tokens", "weights_dtype", "kv_dtype", "gpus"),
     "compute_bound_phase": ("prompt_tokens", "context_tokens", "batch", "weights_dtype", "kv_dtype"),
     "gqa_saving": (),
-    "max_context": ("utilization", "weights_dtype", "kv_dtype", "gpus", "overhead_gib"),
+    "max_context": ("utilization", "weights_dtype", "kv_dtype", "gpus", "overhead_gib", "weights_gib"),
 }
 
 
@@ -404,6 +404,7 @@ class _Settings:
     utilization: float
     gpus: int
     overhead_gib: float
+    weights_gib: float | None = None
 
     @property
     def b(self) -> float:
@@ -427,6 +428,7 @@ def _settings(model: ModelSpec, params: Mapping[str, Any]) -> _Settings:
         utilization=_fraction("utilization", params.get("utilization", 0.9)),
         gpus=_whole("gpus", params.get("gpus", 1)),
         overhead_gib=_at_least_zero("overhead_gib", params.get("overhead_gib", 0.0)),
+        weights_gib=None if params.get("weights_gib") is None else _at_least_zero("weights_gib", params["weights_gib"]),
     )
 
 
@@ -455,6 +457,9 @@ def _fraction(name: str, value: Any) -> float:
 
 
 def _weights_per_gpu_bytes(model: ModelSpec, s: _Settings) -> float:
+    """N · b_w / n_gpu, or the page's own weights on one GPU when it states them (``weights_gib``)."""
+    if s.weights_gib is not None:
+        return s.weights_gib * GiB
     return model_weights_bytes(model, bytes_per_param=s.b_w, tp=s.gpus)
 
 
@@ -572,8 +577,9 @@ def _build_max_context(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> E
 
 
 def _overhead_input(s: _Settings) -> dict[str, float]:
-    """The overhead among an exercise's inputs, only when there is one (older questions keep their inputs)."""
-    return {"overhead_gib": s.overhead_gib} if s.overhead_gib > 0 else {}
+    """The overhead and the given weights among an exercise's inputs, when there are (older questions keep theirs)."""
+    given = {"overhead_gib": s.overhead_gib} if s.overhead_gib > 0 else {}
+    return given | ({"weights_gib": s.weights_gib} if s.weights_gib is not None else {})
 
 
 def _build_decode(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exercise:
@@ -783,7 +789,9 @@ def _budget_steps(model: ModelSpec, gpu: GpuSpec, s: _Settings) -> list[Step]:
     per_gpu_sym, per_gpu_sub = (" / n_gpu", f" / {s.gpus}") if s.gpus > 1 else ("", "")
     return [
         _step("usable_memory", "VRAM * u", f"{_n(gpu.memory_bytes / GiB)} * {_n(s.utilization)}", usable, "GiB"),
-        _step(
+        _step("weights", "W", _n(weights), weights, "GiB")
+        if s.weights_gib is not None
+        else _step(
             "weights",
             f"N * b_w{per_gpu_sym} / 2^30",
             f"{params} * {_n(s.b_w)}{per_gpu_sub} / 2^30",

@@ -22,6 +22,7 @@ from types import MappingProxyType
 from course import seeds
 from kvcore.units import GiB
 from kvcore.variants import DEFAULT_MLA_RANK, DEFAULT_MLA_ROPE_DIM
+from kvcore.vllm_versions import NEWEST_RELEASE as NEWEST_VLLM
 
 __all__ = [
     "PAGED_ATTENTION_SHAREGPT",
@@ -89,13 +90,13 @@ SIZING_SEED_000_OUTAGE = _values(
 #: prefill the profile run is max_model_len tokens long, so max_num_batched_tokens = 20,000 too.
 VLLM_POOL_ISSUE = _values(
     model="llama-3.1-8b",
-    gpu="rtx-4090",
+    gpu="rtx-3090",
+    vp_version="0.6.4.post1",
     vp_utilization=0.90,
     vp_max_model_len=20000,
-    vp_batched_tokens=20000,
-    vp_non_torch=0.5,
-    vp_cuda_graphs=0.5,
-    vp_block_size=16,
+    vp_eager=False,
+    vp_own_batch=False,
+    vp_block_size="auto",
     vp_kv_dtype="bf16",
     vp_tp=1,
     vp_pp=1,
@@ -432,6 +433,11 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
             Scenario(
                 label_key="vllm_pool.preset_issue", help_key="vllm_pool.preset_issue_help", values=VLLM_POOL_ISSUE
             ),
+            Scenario(
+                label_key="vllm_pool.preset_issue_29k",
+                help_key="vllm_pool.preset_issue_29k_help",
+                values=_with(VLLM_POOL_ISSUE, vp_max_model_len=29000),
+            ),
             # Tensor parallelism: seed 004's 70B over 4 H100s; DeepSeek-V3's latent replicated over 8 H200s.
             Scenario(
                 label_key="vllm_pool.preset_70b",
@@ -440,8 +446,8 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
                     VLLM_POOL_ISSUE,
                     model="llama-3.1-70b",
                     gpu="h100-sxm",
+                    vp_version=NEWEST_VLLM,
                     vp_max_model_len=131072,
-                    vp_batched_tokens=8192,
                     vp_tp=4,
                 ),
             ),
@@ -452,8 +458,8 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
                     VLLM_POOL_ISSUE,
                     model="deepseek-v3",
                     gpu="h200",
+                    vp_version=NEWEST_VLLM,
                     vp_max_model_len=131072,
-                    vp_batched_tokens=8192,
                     vp_tp=8,
                 ),
             ),

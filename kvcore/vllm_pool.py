@@ -67,6 +67,7 @@ __all__ = [
     "NCCL_NVSWITCH_BYTES",
     "NON_TORCH_GROWTH_BYTES",
     "SAMPLER_BYTES_PER_LOGIT",
+    "V0_SWAP_SPACE_BYTES",
     "PoolLog",
     "VllmStartup",
     "activation_peak_bytes",
@@ -84,6 +85,7 @@ __all__ = [
     "rotary_cache_bytes",
     "stage_bytes_per_token",
     "stage_layers",
+    "startup_lines",
     "startup_log_lines",
     "vllm_block_size",
     "vllm_budget",
@@ -778,3 +780,92 @@ def vllm_startup(
         entry=entry,
         enforce_eager=enforce_eager,
     )
+
+
+#: V0's CPU swap space (``--swap-space``, 4 GiB by default): it sets the "# CPU blocks" count only.
+V0_SWAP_SPACE_BYTES = 4 * GiB
+
+
+def startup_lines(startup: VllmStartup) -> list[str]:
+    """The memory lines the chosen release prints for this start-up, in that release's own format.
+
+    V0 0.6.4.x: the one-line "Memory profiling results: …" and "# GPU blocks: N, # CPU blocks: M"
+    (vllm/worker/worker.py, vllm/executor/gpu_executor.py); V0 0.6.5 on: "the current vLLM instance
+    can use total_gpu_memory (…) x gpu_memory_utilization (…)" / "model weights take …" and, from
+    0.7.0, "# cuda blocks"; V0's refusal "The model's max seq len (L) is larger than the maximum number
+    of tokens that can be stored in KV cache (T)". V1: "GPU KV cache size" and "Maximum concurrency"
+    (vllm/v1/core/kv_cache_utils.py; one line from 0.28.0), "Available KV cache memory" from 0.9
+    (gpu_worker.py; rounded without trailing zeros from 0.14.0), the refusal of
+    ``check_enough_kv_cache_memory``. Figures are kvcore's estimates.
+    """
+    log, release, v = startup.log, startup.release, startup.release.version
+    gib = 2**30
+    pool = log.kv_pool_bytes / gib
+    if release.engine == "V0":
+        cpu_blocks = int(V0_SWAP_SPACE_BYTES // (log.block_size * log.bytes_per_token))
+        if v < (0, 6, 5):
+            peak = (log.weights_bytes + log.activation_bytes) / gib
+            initial = (log.weights_bytes + log.non_torch_bytes) / gib
+            lines = [
+                f"Memory profiling results: total_gpu_memory={log.memory_bytes / gib:.2f}GiB "
+                f"initial_memory_usage={initial:.2f}GiB peak_torch_memory={peak:.2f}GiB "
+                f"memory_usage_post_profile={initial:.2f}GiB non_torch_memory={log.non_torch_bytes / gib:.2f}GiB "
+                f"kv_cache_size={pool:.2f}GiB gpu_memory_utilization={log.utilization:.2f}",
+                f"# GPU blocks: {log.num_blocks}, # CPU blocks: {cpu_blocks}",
+            ]
+        else:
+            usable = log.memory_bytes * log.utilization / gib
+            device = "cuda" if v >= (0, 7, 0) else "GPU"
+            lines = [
+                f"the current vLLM instance can use total_gpu_memory ({log.memory_bytes / gib:.2f}GiB) x "
+                f"gpu_memory_utilization ({log.utilization:.2f}) = {usable:.2f}GiB",
+                f"model weights take {log.weights_bytes / gib:.2f}GiB; non_torch_memory takes "
+                f"{log.non_torch_bytes / gib:.2f}GiB; PyTorch activation peak memory takes "
+                f"{log.activation_bytes / gib:.2f}GiB; the rest of the memory reserved for KV Cache is {pool:.2f}GiB.",
+                f"# {device} blocks: {log.num_blocks}, # CPU blocks: {cpu_blocks}",
+            ]
+        if not log.has_pool:
+            return [
+                *lines,
+                "ValueError: No available memory for the cache blocks. Try increasing "
+                "`gpu_memory_utilization` when initializing the engine.",
+            ]
+        lines.append(f"Maximum concurrency for {log.max_model_len} tokens per request: {log.max_concurrency:.2f}x")
+        if not startup.fits:
+            lines.append(
+                f"ValueError: The model's max seq len ({log.max_model_len}) is larger than the maximum number of "
+                f"tokens that can be stored in KV cache ({log.tokens}). Try increasing `gpu_memory_utilization` "
+                "or decreasing `max_model_len` when initializing the engine."
+            )
+        return lines
+    lines = []
+    if v >= (0, 9, 0):
+        shown = f"{round(pool, 2)}" if v >= (0, 14, 0) else f"{pool:.2f}"
+        lines.append(f"Available KV cache memory: {shown} GiB")
+    if not log.has_pool:
+        return [
+            *lines,
+            "ValueError: No available memory for the cache blocks. Try increasing "
+            "`gpu_memory_utilization` when initializing the engine.",
+        ]
+    if not startup.fits:
+        unit = "GiB" if v >= (0, 8, 3) else "GB"
+        estimate = (
+            f" Based on the available memory, the estimated maximum model length is {log.estimated_max_model_len}."
+            if v >= (0, 9, 0)
+            else (" Based on the available memory," if v >= (0, 8, 4) else "")
+        )
+        return [
+            *lines,
+            f"ValueError: To serve at least one request with the models's max seq len ({log.max_model_len}), "
+            f"({log.needed_bytes / gib:.2f} {unit} KV cache is needed, which is larger than the available KV cache "
+            f"memory ({pool:.2f} {unit}).{estimate} Try increasing `gpu_memory_utilization` or decreasing "
+            "`max_model_len` when initializing the engine.",
+        ]
+    tokens = f"GPU KV cache size: {startup.printed_tokens:,} tokens"
+    concurrency = f"Maximum concurrency for {log.max_model_len:,} tokens per request: {log.max_concurrency:.2f}x"
+    if v < (0, 8, 0):
+        return [*lines, f"# GPU blocks: {log.num_blocks}", concurrency]
+    if v >= (0, 28, 0):
+        return [*lines, f"{tokens}, {concurrency}"]
+    return [*lines, tokens, concurrency]

@@ -3,6 +3,8 @@
 Widgets → kvcore → figures → text. Every number shown comes from a kvcore call.
 """
 
+import dataclasses
+
 import numpy as np
 import streamlit as st
 
@@ -12,18 +14,29 @@ import ui.practice
 from charts.formatting import times
 from charts.vllm_pool import pool_waterfall_figure, utilization_figure
 from kvcore.units import GiB, format_bytes, format_tokens
-from kvcore.vllm_pool import pool_curve, pool_log, stage_layers, startup_log_lines
+from kvcore.vllm_pool import pool_curve, stage_layers, startup_lines
 from ui import glossary, lesson, t
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
 
 KV_DTYPES = ("bf16", "fp16", "fp8")
-BLOCK_SIZES = (16, 32)
+BLOCK_SIZES = ("auto", "16", "32", "64", "128")
 TP_SIZES = (1, 2, 4, 8)
 PP_SIZES = (1, 2, 4)
 CP_SIZES = (1, 2, 4)
 UTILIZATION_AXIS = np.round(np.arange(0.50, 0.981, 0.01), 2)
+#: The releases a student can pick: one per change in vLLM's start-up (kvcore.vllm_versions).
+RELEASES = kvcore.MODELLED_RELEASES
+#: A rule of the chosen release → the sentence that says it (the era's differences, in words).
+ERA_KEYS = {"V0": "vllm_pool.era_v0", "early V1": "vllm_pool.era_early_v1", "V1": "vllm_pool.era_v1"}
+#: A term of vLLM's budget (kvcore.budget names) → its line with size and source.
+TERM_KEYS = {
+    kvcore.WEIGHTS: "vllm_pool.term_weights",
+    kvcore.ACTIVATION_PEAK: "vllm_pool.term_activation_peak",
+    kvcore.NON_TORCH: "vllm_pool.term_non_torch",
+    kvcore.CUDA_GRAPHS: "vllm_pool.term_cuda_graphs",
+}
 
 model = ui.current_model()
 gpu = ui.current_gpu()
@@ -36,6 +49,13 @@ lesson.scenario_buttons("vllm_pool", key="vp_presets")
 controls, results = st.columns([1, 2], gap="large")
 
 with controls:
+    version = lesson.select_slider(
+        t("vllm_pool.version"),
+        key="vp_version",
+        options=RELEASES,
+        value=kvcore.NEWEST_RELEASE,
+        help=t("vllm_pool.version_help"),
+    )
     utilization = lesson.slider(
         t("vllm_pool.utilization"),
         key="vp_utilization",
@@ -55,35 +75,27 @@ with controls:
         step=16,
         help=t("vllm_pool.max_model_len_help", maximum=ui.num(format_tokens(longest))),
     )
-    batched_tokens = lesson.slider(
-        t("vllm_pool.batched_tokens"),
-        key="vp_batched_tokens",
-        min_value=512,
-        max_value=65536,
-        value=kvcore.DEFAULT_MAX_NUM_BATCHED_TOKENS,
-        step=16,
-        help=t("vllm_pool.batched_tokens_help"),
-    )
+    eager = lesson.toggle(t("vllm_pool.eager"), key="vp_eager", help=t("vllm_pool.eager_help"))
     with lesson.secondary():
-        non_torch_gib = lesson.slider(
-            t("vllm_pool.non_torch"),
-            key="vp_non_torch",
-            min_value=0.0,
-            max_value=4.0,
-            value=0.5,
-            step=0.05,
-            help=t("vllm_pool.non_torch_help"),
+        own_batch = lesson.toggle(t("vllm_pool.own_batch"), key="vp_own_batch", help=t("vllm_pool.own_batch_help"))
+        batched_tokens = None
+        if own_batch:
+            batched_tokens = lesson.slider(
+                t("vllm_pool.batched_tokens"),
+                key="vp_batched_tokens",
+                min_value=512,
+                max_value=65536,
+                value=kvcore.DEFAULT_MAX_NUM_BATCHED_TOKENS,
+                step=16,
+                help=t("vllm_pool.batched_tokens_help"),
+            )
+        block_choice = lesson.choice(
+            t("vllm_pool.block_size"),
+            key="vp_block_size",
+            options=BLOCK_SIZES,
+            default="auto",
+            format_func=lambda option: t("vllm_pool.block_auto") if option == "auto" else option,
         )
-        graphs_gib = lesson.slider(
-            t("vllm_pool.cuda_graphs"),
-            key="vp_cuda_graphs",
-            min_value=0.0,
-            max_value=4.0,
-            value=0.5,
-            step=0.05,
-            help=t("vllm_pool.cuda_graphs_help"),
-        )
-        block_size = lesson.choice(t("vllm_pool.block_size"), key="vp_block_size", options=BLOCK_SIZES, default=16)
         kv_dtype = lesson.choice(t("vllm_pool.kv_dtype"), key="vp_kv_dtype", options=KV_DTYPES, default="bf16")
         tp = lesson.select_slider(
             t("vllm_pool.tp"), key="vp_tp", options=TP_SIZES, value=1, help=t("vllm_pool.tp_help")
@@ -96,23 +108,25 @@ with controls:
         )
 
 try:
-    kv_bytes = kvcore.bytes_per_value(kv_dtype)
-    weights = kvcore.model_weights_bytes(model, bytes_per_param=kvcore.bytes_per_value(model.weights_dtype))
-    log = pool_log(
+    # The whole start-up as the chosen release builds it, from the GPU alone (kvcore.vllm_pool.vllm_startup).
+    startup = kvcore.vllm_startup(
         model,
-        memory_bytes=gpu.memory_bytes,
+        gpu,
+        version=version,
         utilization=utilization,
-        weights_bytes=weights,
         max_model_len=max_model_len,
         max_num_batched_tokens=batched_tokens,
-        non_torch_bytes=non_torch_gib * GiB,
-        cuda_graph_bytes=graphs_gib * GiB,
-        block_size=block_size,
-        bytes_per_value=kv_bytes,
+        kv_dtype=kv_dtype,
+        enforce_eager=eager,
+        block_size=None if block_choice == "auto" else int(block_choice),
         tp=tp,
         pp=pp,
         cp=cp,
     )
+    log = startup.log
+    release = startup.release
+    block_size = startup.block_size
+    batched = startup.max_num_batched_tokens
     # The same server along u: its terms and blocks, vectorised (kvcore.vllm_pool.pool_curve).
     curve_blocks, curve_tokens = pool_curve(log, utilization=UTILIZATION_AXIS)
     heads_per_rank = kvcore.kv_heads_per_gpu(max(model.num_key_value_heads, 1), tp)
@@ -121,14 +135,14 @@ except ValueError as error:
     lesson.stop_with(error)
 
 unit = lesson.memory_unit()
-lines = startup_log_lines(log)
+lines = startup_lines(startup)
 
 with results:
     row = st.columns(2)
     row[0].metric(t("vllm_pool.metric_pool"), lesson.mem(log.kv_pool_bytes), help=t("vllm_pool.metric_pool_help"))
     row[1].metric(t("vllm_pool.metric_blocks"), ui.num(format_tokens(log.num_blocks)))
     row = st.columns(2)
-    row[0].metric(t("vllm_pool.metric_tokens"), ui.num(format_tokens(log.tokens)))
+    row[0].metric(t("vllm_pool.metric_tokens"), ui.num(format_tokens(startup.printed_tokens)))
     row[1].metric(
         t("vllm_pool.metric_concurrency", length=ui.num(format_tokens(max_model_len))),
         ui.num(times(log.max_concurrency, decimals=2)),
@@ -152,6 +166,31 @@ with results:
         },
     )
     lesson.chart(figure, key="vp_waterfall")
+    memory_source = "vllm_pool.memory_logged" if gpu.reported_memory_is_logged else "vllm_pool.memory_estimated"
+    st.caption(
+        t(memory_source, gpu=gpu.name, memory=lesson.mem(log.memory_bytes), nominal=lesson.mem(gpu.memory_bytes))
+    )
+
+st.subheader(t("vllm_pool.terms_title", release=release.label))
+st.markdown(
+    "\n".join(
+        t(TERM_KEYS[term.name], size=lesson.mem(term.bytes), source=term.source) for term in log.budget.terms
+    )
+)
+st.markdown(
+    t(
+        ERA_KEYS[release.era],
+        release=release.label,
+        batched=ui.num(format_tokens(batched)),
+        seqs=ui.num(format_tokens(startup.max_num_seqs)),
+    )
+)
+if release.cuda_graphs_subtracted:
+    st.markdown(t("vllm_pool.graphs_subtracted", graphs=lesson.mem(log.cuda_graph_bytes)))
+elif eager:
+    st.markdown(t("vllm_pool.graphs_eager"))
+else:
+    st.markdown(t("vllm_pool.graphs_not_subtracted"))
 
 # ---------------------------------------------------------------- the start-up log
 
@@ -166,7 +205,7 @@ if not log.has_pool:
         ),
         icon=":material/block:",
     )
-elif not log.fits:
+elif not startup.fits:
     st.warning(
         t(
             "vllm_pool.does_not_fit",
@@ -189,18 +228,19 @@ else:
     )
 
 with prediction:
-    # The same budget as the metric: activation peak, non-torch memory and CUDA graphs as the overhead.
-    taken_gib = (log.activation_bytes + log.non_torch_bytes + log.cuda_graph_bytes) / GiB
-    ui.practice.predict(
-        "max_context",
-        stem="vllm_pool",
-        model=model,
-        gpu=gpu,
-        utilization=utilization,
-        kv_dtype=kv_dtype,
-        gpus=tp,
-        overhead_gib=taken_gib,
-    )
+    # The page's own budget: what torch reports, its weights, and activation + non-torch + graphs as the overhead.
+    if pp == 1 and cp == 1:
+        ui.practice.predict(
+            "max_context",
+            stem="vllm_pool",
+            model=model,
+            gpu=dataclasses.replace(gpu, memory_bytes=log.memory_bytes),
+            utilization=utilization,
+            kv_dtype=kv_dtype,
+            gpus=tp,
+            weights_gib=log.weights_bytes / GiB,
+            overhead_gib=(log.activation_bytes + log.non_torch_bytes + log.cuda_graph_bytes) / GiB,
+        )
 lesson.takeaway(t("vllm_pool.takeaway"))
 
 # ---------------------------------------------------------------- the formula
@@ -236,7 +276,7 @@ st.markdown(
         length=ui.num(format_tokens(max_model_len)),
         concurrency=ui.num(f"{log.max_concurrency:.2f}"),
         activation=lesson.mem(log.activation_bytes),
-        batched=ui.num(format_tokens(batched_tokens)),
+        batched=ui.num(format_tokens(batched)),
     )
 )
 

@@ -1,13 +1,16 @@
-"""vLLM's KV pool lesson: controls drive kvcore.vllm_pool, the log lines match it, presets and links restore it."""
+"""vLLM's KV pool lesson: the release's start-up from the GPU alone (kvcore.vllm_startup), its log lines, presets, links."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
 import kvcore
-from i18n import LANGUAGES
-from kvcore.units import GiB, format_tokens
-from kvcore.vllm_pool import pool_log, startup_log_lines
+from course.exercises import exercise_for
+from i18n import LANGUAGES, catalogue
+from kvcore.units import format_tokens
+from kvcore.vllm_pool import startup_lines
 from tests.app.helpers import metric, no_bad_combination, page_opener
 
 PAGE = "lessons/vllm_pool.py"
@@ -23,71 +26,71 @@ TRICKY = [
 open_page = page_opener(PAGE)
 
 
-def expected_log(models, gpus, *, model_id="llama-3.1-8b", gpu_id="rtx-4090", **knobs):
-    model = models[model_id]
-    return pool_log(
-        model,
-        memory_bytes=gpus[gpu_id].memory_bytes,
-        utilization=knobs.get("utilization", 0.90),
-        weights_bytes=kvcore.model_weights_bytes(model, bytes_per_param=kvcore.bytes_per_value(model.weights_dtype)),
-        max_model_len=knobs.get("max_model_len", 8192),
-        max_num_batched_tokens=knobs.get("batched", 8192),
-        non_torch_bytes=knobs.get("non_torch_gib", 0.5) * GiB,
-        cuda_graph_bytes=knobs.get("graphs_gib", 0.5) * GiB,
-        block_size=knobs.get("block_size", 16),
-        bytes_per_value=knobs.get("kv_b", 2.0),
-        tp=knobs.get("tp", 1),
-        pp=knobs.get("pp", 1),
-        cp=knobs.get("cp", 1),
-    )
+def expected(models, gpus, *, model_id="llama-3.1-8b", gpu_id="rtx-4090", **knobs):
+    """The start-up the page must show: kvcore.vllm_startup with the page's defaults unless given."""
+    settings = {"version": kvcore.NEWEST_RELEASE, "utilization": 0.90, "max_model_len": 8192} | knobs
+    return kvcore.vllm_startup(models[model_id], gpus[gpu_id], **settings)
 
 
 def test_the_default_page_prints_kvcores_log_lines(app, models, gpus):
     open_page(app)
-    log = expected_log(models, gpus)
-    assert metric(app, "vllm_pool.metric_tokens") == format_tokens(log.tokens)
-    assert metric(app, "vllm_pool.metric_blocks") == format_tokens(log.num_blocks)
-    assert app.code[0].value == "\n".join(startup_log_lines(log))
+    start = expected(models, gpus)
+    assert metric(app, "vllm_pool.metric_tokens") == format_tokens(start.printed_tokens)
+    assert metric(app, "vllm_pool.metric_blocks") == format_tokens(start.log.num_blocks)
+    assert app.code[0].value == "\n".join(startup_lines(start))
 
 
 def test_moving_the_utilization_slider_changes_the_tokens_by_what_kvcore_computes(app, models, gpus):
     open_page(app)
     before = metric(app, "vllm_pool.metric_tokens")
     app.slider(key="vp_utilization").set_value(0.95).run()
-    log = expected_log(models, gpus, utilization=0.95)
-    assert metric(app, "vllm_pool.metric_tokens") == format_tokens(log.tokens) != before
+    start = expected(models, gpus, utilization=0.95)
+    assert metric(app, "vllm_pool.metric_tokens") == format_tokens(start.printed_tokens) != before
 
 
 def test_a_bigger_profiling_batch_leaves_fewer_blocks(app, models, gpus):
-    open_page(app)
+    open_page(app, vp_own_batch="true")
     app.slider(key="vp_batched_tokens").set_value(32768).run()
-    log = expected_log(models, gpus, batched=32768)
-    assert metric(app, "vllm_pool.metric_blocks") == format_tokens(log.num_blocks)
-    assert log.num_blocks < expected_log(models, gpus).num_blocks
+    start = expected(models, gpus, max_num_batched_tokens=32768)
+    assert metric(app, "vllm_pool.metric_blocks") == format_tokens(start.log.num_blocks)
+    assert start.log.num_blocks < expected(models, gpus).log.num_blocks
 
 
-def test_the_issue_preset_reproduces_the_logged_concurrency(app, models, gpus):
+def test_the_issue_preset_starts_with_the_logged_blocks_from_the_gpu_alone(app, models, gpus):
     open_page(app)
     app.button(key="vp_presets_0").click().run()
     assert app.slider(key="vp_max_model_len").value == 20000
-    log = expected_log(models, gpus, max_model_len=20000, batched=20000)
-    assert metric(app, "vllm_pool.metric_concurrency", length="20,000") == "1.56×"
-    assert "Maximum concurrency for 20,000 tokens per request: 1.56x" in app.code[0].value
-    assert abs(log.num_blocks - 1952) <= 1
+    assert app.select_slider(key="vp_version").value == "0.6.4.post1"
+    start = expected(models, gpus, gpu_id="rtx-3090", version="0.6.4.post1", max_model_len=20000)
+    assert metric(app, "vllm_pool.metric_blocks") == format_tokens(start.log.num_blocks)
+    # vLLM #10517's log: "GPU blocks: 1952", "Maximum concurrency for 20000 tokens per request: 1.56x"
+    assert start.log.num_blocks == pytest.approx(1952, rel=0.015)
+    assert "Memory profiling results: total_gpu_memory=23.58GiB" in app.code[0].value
+    assert any(success.value.startswith("**It starts.**") for success in app.success)
+
+
+def test_the_29k_preset_refuses_with_the_estimated_length(app, models, gpus):
+    open_page(app)
+    app.button(key="vp_presets_1").click().run()
+    start = expected(models, gpus, gpu_id="rtx-3090", version="0.6.4.post1", max_model_len=29000)
+    assert not start.fits
+    assert start.log.estimated_max_model_len == pytest.approx(23648, rel=0.02)  # the log's 23,648
+    assert f"stored in KV cache ({start.log.tokens})" in app.code[0].value
+    assert any(warning.value.startswith("**vLLM will not start.**") for warning in app.warning)
 
 
 def test_the_70b_preset_splits_over_four_gpus(app, models, gpus):
     open_page(app)
-    app.button(key="vp_presets_1").click().run()
+    app.button(key="vp_presets_2").click().run()
     assert app.select_slider(key="vp_tp").value == 4
     assert app.session_state["model"] == "llama-3.1-70b"
-    log = expected_log(models, gpus, model_id="llama-3.1-70b", gpu_id="h100-sxm", max_model_len=131072, tp=4)
-    assert metric(app, "vllm_pool.metric_tokens") == format_tokens(log.tokens)
+    start = expected(models, gpus, model_id="llama-3.1-70b", gpu_id="h100-sxm", max_model_len=131072, tp=4)
+    assert metric(app, "vllm_pool.metric_tokens") == format_tokens(start.printed_tokens)
 
 
 def test_the_deepseek_preset_replicates_the_latent(app):
     open_page(app)
-    app.button(key="vp_presets_2").click().run()
+    app.button(key="vp_presets_3").click().run()
     assert app.select_slider(key="vp_tp").value == 8
     assert app.session_state["model"] == "deepseek-v3"
     assert any("MLA" in markdown.value for markdown in app.markdown)
@@ -96,30 +99,85 @@ def test_the_deepseek_preset_replicates_the_latent(app):
 def test_a_link_restores_every_setting(app, models, gpus):
     open_page(
         app,
+        vp_version="0.10.2",
         vp_utilization="0.85",
         vp_max_model_len="4096",
+        vp_own_batch="true",
         vp_batched_tokens="4096",
-        vp_non_torch="1.0",
+        vp_eager="true",
         vp_block_size="32",
         vp_kv_dtype="fp8",
         vp_pp="2",
         vp_cp="2",
     )
     assert app.slider(key="vp_utilization").value == 0.85
-    log = expected_log(
+    start = expected(
         models,
         gpus,
+        version="0.10.2",
         utilization=0.85,
         max_model_len=4096,
-        batched=4096,
-        non_torch_gib=1.0,
+        max_num_batched_tokens=4096,
+        enforce_eager=True,
         block_size=32,
-        kv_b=1.0,
+        kv_dtype="fp8",
         pp=2,
         cp=2,
     )
-    assert metric(app, "vllm_pool.metric_tokens") == format_tokens(log.tokens)
-    assert metric(app, "vllm_pool.metric_blocks") == format_tokens(log.num_blocks)
+    assert metric(app, "vllm_pool.metric_tokens") == format_tokens(start.printed_tokens)
+    assert metric(app, "vllm_pool.metric_blocks") == format_tokens(start.log.num_blocks)
+
+
+def test_every_term_is_listed_with_its_source(app, models, gpus):
+    open_page(app)
+    start = expected(models, gpus)
+    text = "\n".join(markdown.value for markdown in app.markdown)
+    for term in start.log.budget.terms:
+        assert term.source in text
+
+
+@pytest.mark.parametrize(("version", "key"), [("0.6.4.post1", "era_v0"), ("0.8.5", "era_early_v1"), ("0.33.0", "era_v1")])
+def test_the_page_says_what_the_release_does(app, version, key):
+    open_page(app, vp_version=version)
+    heading = catalogue("en")[f"vllm_pool.{key}"].split("**")[1].split("{")[0]
+    assert any(heading in markdown.value for markdown in app.markdown)
+
+
+def test_cuda_graphs_come_off_the_pool_only_from_0_20(models, gpus):
+    before = expected(models, gpus, version="0.19.1").log.budget.term_bytes("cuda_graphs")
+    after = expected(models, gpus, version="0.20.0").log.budget.term_bytes("cuda_graphs")
+    assert before == 0 < after
+
+
+def test_enforce_eager_gives_the_graphs_back(app, models, gpus):
+    open_page(app, vp_version="0.20.0", vp_eager="true")
+    eager = expected(models, gpus, version="0.20.0", enforce_eager=True)
+    assert metric(app, "vllm_pool.metric_tokens") == format_tokens(eager.printed_tokens)
+    assert eager.log.num_blocks > expected(models, gpus, version="0.20.0").log.num_blocks
+
+
+def test_the_prediction_box_and_the_metric_share_one_budget(app, models, gpus):
+    open_page(app)
+    start = expected(models, gpus)
+    gpu = dataclasses.replace(gpus["rtx-4090"], memory_bytes=start.log.memory_bytes)
+    asked = exercise_for(
+        "max_context",
+        model=models["llama-3.1-8b"],
+        gpu=gpu,
+        utilization=0.9,
+        kv_dtype="bf16",
+        gpus=1,
+        weights_gib=start.log.weights_bytes / 2**30,
+        overhead_gib=(start.log.activation_bytes + start.log.non_torch_bytes + start.log.cuda_graph_bytes) / 2**30,
+    )
+    # floor(pool / bytes per token) against blocks · block_size: the same pool, less than one block apart
+    assert abs(asked.answer_value - start.log.tokens) < start.block_size
+    # …and the page's box accepts the page's own metric as the answer
+    [key] = {w.key.removesuffix("_answer") for w in app.text_input if w.key and w.key.startswith("pv_vllm_pool_")}
+    app.text_input(key=f"{key}_answer").input(str(start.log.tokens))
+    app.button(key=f"{key}_check").click().run()
+    right = catalogue("en")["practice.verdict_right"].split("{", 1)[0]
+    assert any(message.value.startswith(right) for message in app.success)
 
 
 def test_a_bad_value_in_the_link_gives_a_notice_and_the_default(app):
@@ -131,9 +189,9 @@ def test_a_bad_value_in_the_link_gives_a_notice_and_the_default(app):
 
 def test_a_request_too_long_for_the_pool_shows_vllms_error_and_the_estimate(app, models, gpus):
     open_page(app, vp_max_model_len="131072", vp_utilization="0.80")
-    log = expected_log(models, gpus, max_model_len=131072, utilization=0.80)
-    assert not log.fits
-    assert f"estimated maximum model length is {log.estimated_max_model_len}." in app.code[0].value
+    start = expected(models, gpus, max_model_len=131072, utilization=0.80)
+    assert not start.fits
+    assert f"estimated maximum model length is {start.log.estimated_max_model_len}." in app.code[0].value
     assert any(warning.value.startswith("**vLLM will not start.**") for warning in app.warning)
 
 
