@@ -53,7 +53,7 @@ from .capacity import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_BATCHED_TOKENS, pool_r
 from .dtypes import bytes_per_value
 from .errors import KvError
 from .hardware import GpuSpec
-from .kv import kv_bytes_per_token
+from .kv import kv_bytes_per_token, layer_values_per_token
 from .memory import checkpoint_weights
 from .model import ModelSpec
 from .units import GiB
@@ -76,6 +76,8 @@ __all__ = [
     "estimated_non_torch_bytes",
     "forward_values_per_token",
     "hidden_values",
+    "hybrid_block_size",
+    "hybrid_pool_log",
     "loaded_weights_bytes",
     "pool_curve",
     "pool_log",
@@ -634,6 +636,86 @@ def vllm_block_size(model: ModelSpec, *, gpu: GpuSpec, release: VllmRelease) -> 
     return DEFAULT_BLOCK_SIZE
 
 
+def _attention_page_per_token(model: ModelSpec, *, bytes_per_value: float, tp: int) -> float:
+    """Bytes one full-attention layer stores per token on one GPU: 2 · kv heads per rank · head_dim · b."""
+    full = next(layer for layer in model.layers if layer.kind == "full")
+    return float(layer_values_per_token(full, tp=tp)) * bytes_per_value
+
+
+def _linear_state_page(model: ModelSpec, *, bytes_per_value: float, tp: int) -> float:
+    """Bytes of one linear-attention (Gated DeltaNet / Mamba) layer's state for one request on one GPU."""
+    return model.linear_state_values * bytes_per_value / tp
+
+
+def hybrid_block_size(model: ModelSpec, *, bytes_per_value: float = 2.0, tp: int = 1) -> int:
+    """The attention block size vLLM picks for a hybrid model: 16 · ⌈state page / (16 · attention page per token)⌉.
+
+    vllm/model_executor/models/config.py ``HybridAttentionMambaModelConfig.verify_and_update_config``
+    (0.10.2 on): every group's page must be the same size, so the attention block grows until one
+    block of one layer is at least one layer's recurrent state; the state page is then padded up.
+    Qwen3-Next 80B at tp 2: state 548,864 B, attention 1,024 B a token → 544-token blocks.
+
+    >>> from kvcore.data import load_models
+    >>> hybrid_block_size(load_models()["qwen3-next-80b-a3b"], tp=2)
+    544
+    """
+    per_token = _attention_page_per_token(model, bytes_per_value=bytes_per_value, tp=tp)
+    state = _linear_state_page(model, bytes_per_value=bytes_per_value, tp=tp)
+    return 16 * max(math.ceil(state / (16 * per_token)), 1)
+
+
+def hybrid_pool_log(
+    model: ModelSpec,
+    *,
+    budget: MemoryBudget,
+    max_model_len: int,
+    block_size: int,
+    bytes_per_value: float = 2.0,
+    tp: int = 1,
+) -> PoolLog:
+    """vLLM V1's pool for a hybrid linear-attention model: groups of one page size sharing one block pool.
+
+    vllm/v1/core/kv_cache_utils.py (0.10.2–0.27; ``get_kv_cache_config_from_groups``): the layers are
+    cut into groups of g = min(full layers, linear layers) layers; every group's page is P =
+    block_size · attention bytes per token (the linear state padded to it); blocks = ⌊pool / (P · g)⌋,
+    one block ID holding a page in g tensors; a request needs ⌈L / block_size⌉ blocks in each
+    attention group and one block in each linear group, so concurrency = blocks / (n_attn · ⌈L/bs⌉ +
+    n_linear); "GPU KV cache size" = ⌊blocks / groups⌋ · block_size. vLLM 0.10.2, Qwen3-Next on
+    2 × H200: 44.59 GiB → 7,162 blocks of 544 tokens, 973,760 tokens, 14.77× at 262,144 (its log).
+    """
+    full, linear = model.count("full"), model.count("linear")
+    group = min(full, linear)
+    attn_groups, linear_groups = math.ceil(full / group), math.ceil(linear / group)
+    per_token = _attention_page_per_token(model, bytes_per_value=bytes_per_value, tp=tp)
+    page = block_size * per_token
+    pool = budget.kv_pool_bytes
+    num_blocks = int(max(pool, 0.0) // (page * group))
+    length = checks.whole("max_model_len", max_model_len)
+
+    def need(tokens: int) -> int:
+        return attn_groups * math.ceil(tokens / block_size) + linear_groups
+
+    concurrency = num_blocks / need(length)
+    longest = 0
+    if num_blocks >= need(1):
+        longest = ((num_blocks - linear_groups) // attn_groups) * block_size
+    return PoolLog(
+        budget=budget,
+        bytes_per_token=per_token * group * (attn_groups + linear_groups),
+        block_size=block_size,
+        num_blocks=num_blocks,
+        tokens=num_blocks // (attn_groups + linear_groups) * block_size,
+        max_model_len=length,
+        max_concurrency=concurrency,
+        needed_bytes=need(length) * page * group,
+        fits=concurrency >= 1.0 and pool > 0,
+        estimated_max_model_len=longest,
+        tp=tp,
+        pp=1,
+        cp=1,
+    )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class VllmStartup:
     """What one vLLM release does at start-up on one GPU type: its rules, the settings it picked, the pool.
@@ -668,6 +750,45 @@ class VllmStartup:
         return self.log.tokens
 
 
+def _startup_budget(
+    gpu: GpuSpec,
+    *,
+    utilization: float,
+    weights: float,
+    activation: float,
+    non_torch: float,
+    graphs: float,
+    tokens: int,
+    seqs: int,
+    where: str,
+    release: VllmRelease,
+    enforce_eager: bool,
+) -> MemoryBudget:
+    """vLLM's four terms on one GPU as a :class:`kvcore.budget.MemoryBudget`, each naming its release."""
+    graphs_source = (
+        f"estimated CUDA graphs, subtracted since 0.20.0; {where}"
+        if release.cuda_graphs_subtracted
+        else f"not subtracted: captured after the pool ({where}{', enforce_eager' if enforce_eager else ''})"
+    )
+    non_torch_source = "whole device (CUDA context)" if release.non_torch == "device" else "growth after the baseline"
+    return memory_budget(
+        memory_bytes=gpu.reported_memory_bytes,
+        utilization=utilization,
+        terms=[
+            BudgetTerm(
+                name=WEIGHTS, bytes=weights, source=f"checkpoint by component + rotary table, / (tp · pp); {where}"
+            ),
+            BudgetTerm(
+                name=ACTIVATION_PEAK,
+                bytes=activation,
+                source=f"profile run: {tokens} tokens over {min(tokens, seqs)} sequences, sampler; {where}",
+            ),
+            BudgetTerm(name=NON_TORCH, bytes=non_torch, source=f"{non_torch_source}; {where}"),
+            BudgetTerm(name=CUDA_GRAPHS, bytes=graphs, source=graphs_source),
+        ],
+    )
+
+
 def vllm_startup(
     model: ModelSpec,
     gpu: GpuSpec,
@@ -686,6 +807,7 @@ def vllm_startup(
     pp: int = 1,
     cp: int = 1,
     flashinfer_sampler: bool | None = None,
+    kv_cache_memory_bytes: float | None = None,
 ) -> VllmStartup:
     """vLLM's start-up on `gpu` from the GPU, model and flags alone: M · u − W − A − N − G, then the blocks.
 
@@ -700,6 +822,8 @@ def vllm_startup(
     `kv_dtype` "auto" stores the cache in the model's 16-bit dtype; `flashinfer_sampler` says whether
     the sampler is FlashInfer's (the log prints "Using FlashInfer for top-p & top-k sampling"); None
     takes the release's default (``VllmRelease.flashinfer_sampler``: on from 0.21.0 on Ampere and newer).
+    `kv_cache_memory_bytes` gives the pool itself, as vLLM's ``--kv-cache-memory`` does (0.10.2 on:
+    no profiling, u ignored) and as a logged "Available KV cache memory" does: only the blocks follow.
     """
     release = vllm_release(
         version,
@@ -733,44 +857,42 @@ def vllm_startup(
         else 0.0
     )
     where = f"vLLM {release.label} ({release.era})"
-    budget = memory_budget(
-        memory_bytes=gpu.reported_memory_bytes,
-        utilization=utilization,
-        terms=[
-            BudgetTerm(
-                name=WEIGHTS, bytes=weights, source=f"checkpoint by component + rotary table, / (tp · pp); {where}"
-            ),
-            BudgetTerm(
-                name=ACTIVATION_PEAK,
-                bytes=activation,
-                source=f"profile run: {tokens} tokens over {min(tokens, seqs)} sequences, sampler; {where}",
-            ),
-            BudgetTerm(
-                name=NON_TORCH,
-                bytes=non_torch,
-                source=("whole device (CUDA context)" if release.non_torch == "device" else "growth after the baseline")
-                + f"; {where}",
-            ),
-            BudgetTerm(
-                name=CUDA_GRAPHS,
-                bytes=graphs,
-                source=f"estimated CUDA graphs, subtracted since 0.20.0; {where}"
-                if release.cuda_graphs_subtracted
-                else f"not subtracted: captured after the pool ({where}{', enforce_eager' if enforce_eager else ''})",
-            ),
-        ],
-    )
-    log = pool_log_for(
-        model,
-        budget=budget,
-        max_model_len=length,
-        max_num_batched_tokens=tokens * release.in_flight_batches,
-        block_size=blocks,
-        bytes_per_value=kv_bytes,
-        tp=tp,
-        pp=pp,
-        cp=cp,
-    )
+    if kv_cache_memory_bytes is not None:
+        pool = float(checks.positive("KV pool", kv_cache_memory_bytes, allow_zero=True))
+        budget = memory_budget(memory_bytes=max(pool, 1.0), utilization=1.0, terms=[])
+    else:
+        budget = _startup_budget(
+            gpu,
+            utilization=utilization,
+            weights=weights,
+            activation=activation,
+            non_torch=non_torch,
+            graphs=graphs,
+            tokens=tokens,
+            seqs=seqs,
+            where=where,
+            release=release,
+            enforce_eager=enforce_eager,
+        )
+    hybrid = model.count("linear") > 0 and model.count("full") > 0 and release.version >= (0, 10, 2)
+    if hybrid:
+        # The attention block grows until its page holds a whole linear-attention state (0.10.2 on).
+        blocks = int(block_size or hybrid_block_size(model, bytes_per_value=kv_bytes, tp=tp))
+        log = hybrid_pool_log(
+            model, budget=budget, max_model_len=length, block_size=blocks, bytes_per_value=kv_bytes, tp=tp
+        )
+    else:
+        log = pool_log_for(
+            model,
+            budget=budget,
+            max_model_len=length,
+            max_num_batched_tokens=tokens * release.in_flight_batches,
+            block_size=blocks,
+            bytes_per_value=kv_bytes,
+            tp=tp,
+            pp=pp,
+            cp=cp,
+        )
     return VllmStartup(
         release=release,
         log=log,

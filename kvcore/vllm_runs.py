@@ -139,6 +139,7 @@ class StartupComparison:
     run: LoggedStartup
     estimate: VllmStartup
     logged_pool_bytes: float | None
+    from_logged_pool: VllmStartup | None = None
 
     @property
     def error_bytes(self) -> float:
@@ -173,7 +174,9 @@ def compare_startup(
 ) -> StartupComparison:
     """Estimate `run` from its GPU, model and flags alone (:func:`kvcore.vllm_pool.vllm_startup`) and compare.
 
-    The logged pool is "Available KV cache memory" / V0's "kv_cache_size" / the refusal's available
+    ``from_logged_pool`` is the same start-up handed the logged pool (vLLM's ``--kv-cache-memory``):
+    its blocks, tokens and concurrency check kvcore's block arithmetic apart from the budget. The
+    logged pool is "Available KV cache memory" / V0's "kv_cache_size" / the refusal's available
     figure; a log that prints only blocks or tokens gives blocks · block_size · bytes per token.
     KvError ``log_not_estimable`` for an excluded start-up or an unknown model or GPU id.
     """
@@ -187,9 +190,7 @@ def compare_startup(
         )
     model, gpu = models[run.model_id], gpus[run.gpu_id]
     flags = run.flags
-    estimate = vllm_startup(
-        model,
-        gpu,
+    settings = dict(
         version=run.release,
         utilization=flags.gpu_memory_utilization or 0.9,
         # Not set by a flag: the checkpoint's own config, as vLLM printed it (an Instruct checkpoint's
@@ -206,6 +207,7 @@ def compare_startup(
         pp=flags.pipeline_parallel_size,
         flashinfer_sampler=True if run.flashinfer_sampler else None,
     )
+    estimate = vllm_startup(model, gpu, **settings)  # type: ignore[arg-type]
     logged = run.logged_pool_bytes
     if logged is None:
         per_token = kv_bytes_per_token(model, bytes_per_value=2.0, tp=flags.tensor_parallel_size)
@@ -213,4 +215,5 @@ def compare_startup(
             logged = run.log.gpu_blocks * estimate.block_size * per_token
         elif run.log.gpu_kv_cache_tokens is not None:
             logged = run.log.gpu_kv_cache_tokens * per_token
-    return StartupComparison(run=run, estimate=estimate, logged_pool_bytes=logged)
+    replayed = None if logged is None else vllm_startup(model, gpu, kv_cache_memory_bytes=logged, **settings)  # type: ignore[arg-type]
+    return StartupComparison(run=run, estimate=estimate, logged_pool_bytes=logged, from_logged_pool=replayed)

@@ -109,3 +109,37 @@ def test_the_profile_of_v0_grows_with_max_model_len_and_v1s_does_not(models, gpu
         9000 * kvcore.forward_values_per_token(model) * 2
     )
     assert v1[0].term_bytes("activation_peak") == v1[1].term_bytes("activation_peak")
+
+
+def test_handed_the_logged_pool_kvcores_blocks_give_the_logged_tokens_and_concurrency(comparisons):
+    checked = 0
+    for c in comparisons:
+        replayed, log = c.from_logged_pool, c.run.log
+        if replayed is None or log.kv_pool_bytes is None:
+            continue
+        # The pool is printed to 0.01 GiB: allow that rounding, plus one block.
+        slack = 0.005 * GiB / log.kv_pool_bytes + 1e-3
+        if log.gpu_kv_cache_tokens is not None:
+            assert replayed.printed_tokens == pytest.approx(
+                log.gpu_kv_cache_tokens, rel=slack, abs=replayed.block_size
+            ), c.run.name
+            checked += 1
+        if log.gpu_blocks is not None:
+            assert replayed.log.num_blocks == pytest.approx(log.gpu_blocks, rel=slack, abs=1), c.run.name
+            checked += 1
+        if log.max_concurrency is not None and c.run.log.max_concurrency_tokens:
+            assert replayed.log.max_concurrency == pytest.approx(log.max_concurrency, rel=slack, abs=0.01), c.run.name
+    assert checked >= 14
+
+
+def test_a_hybrid_models_groups_and_block_size_reproduce_vllms_line_exactly(models):
+    # vLLM 0.10.2, Qwen3-Next-80B-A3B on 2 × H200 (data/vllm_logs/index7292846353_…): "Available KV cache memory:
+    # 44.59 GiB", "GPU KV cache size: 973,760 tokens", "Maximum concurrency for 262,144 tokens per request: 14.77x";
+    # its --kv-cache-memory advice line gives the exact pool, 47,878,721,024 bytes.
+    model = models["qwen3-next-80b-a3b"]
+    assert kvcore.hybrid_block_size(model, tp=2) == 544
+    start = kvcore.vllm_startup(
+        model, kvcore.load_gpus()["h200"], version="0.10.2", tp=2, kv_cache_memory_bytes=47_878_721_024
+    )
+    assert (start.log.num_blocks, start.printed_tokens) == (7162, 973_760)
+    assert round(start.log.max_concurrency, 2) == 14.77
