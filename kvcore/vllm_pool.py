@@ -31,6 +31,7 @@ Parallelism, as this module models it (every figure is per GPU):
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -672,20 +673,24 @@ def hybrid_pool_log(
     block_size: int,
     bytes_per_value: float = 2.0,
     tp: int = 1,
+    chunk_tokens: int = DEFAULT_MAX_NUM_BATCHED_TOKENS,
 ) -> PoolLog:
-    """vLLM V1's pool for a hybrid linear-attention model: groups of one page size sharing one block pool.
+    """vLLM V1's pool for a model with several layer kinds: groups of one page size sharing one block pool.
 
-    vllm/v1/core/kv_cache_utils.py (0.10.2–0.27; ``get_kv_cache_config_from_groups``): the layers are
-    cut into groups of g = min(full layers, linear layers) layers; every group's page is P =
-    block_size · attention bytes per token (the linear state padded to it); blocks = ⌊pool / (P · g)⌋,
-    one block ID holding a page in g tensors; a request needs ⌈L / block_size⌉ blocks in each
-    attention group and one block in each linear group, so concurrency = blocks / (n_attn · ⌈L/bs⌉ +
-    n_linear); "GPU KV cache size" = ⌊blocks / groups⌋ · block_size. vLLM 0.10.2, Qwen3-Next on
-    2 × H200: 44.59 GiB → 7,162 blocks of 544 tokens, 973,760 tokens, 14.77× at 262,144 (its log).
+    vllm/v1/core/kv_cache_utils.py (0.9 on; ``_get_kv_cache_config_uniform_page_size``,
+    ``get_kv_cache_config_from_groups``): the layers of each kind are cut into groups of
+    g = min(layers of any kind) layers (a short last group is padded); every page is P = block_size ·
+    attention bytes per token (a linear state padded up to it); blocks = ⌊pool / (P · g)⌋, one block ID
+    holding a page in each of g tensors. A request needs ⌈L / bs⌉ blocks in a full group,
+    ⌈min(W − 1 + chunk, L) / bs⌉ + 1 in a sliding group (``SlidingWindowSpec``; chunk = the tokens in
+    flight) and one in a linear group, so concurrency = blocks / Σ needs; "GPU KV cache size" =
+    ⌊blocks / groups⌋ · block_size. vLLM 0.10.2, Qwen3-Next on 2 × H200: 44.59 GiB → 7,162 blocks of 544
+    tokens, 973,760 tokens, 14.77× at 262,144 (its log).
     """
-    full, linear = model.count("full"), model.count("linear")
-    group = min(full, linear)
-    attn_groups, linear_groups = math.ceil(full / group), math.ceil(linear / group)
+    counts = {kind: model.count(kind) for kind in ("full", "sliding", "linear") if model.count(kind)}
+    group = min(counts.values())
+    groups = {kind: math.ceil(n / group) for kind, n in counts.items()}
+    window = next((layer.sliding_window or 0 for layer in model.layers if layer.kind == "sliding"), 0)
     per_token = _attention_page_per_token(model, bytes_per_value=bytes_per_value, tp=tp)
     page = block_size * per_token
     pool = budget.kv_pool_bytes
@@ -693,27 +698,37 @@ def hybrid_pool_log(
     length = checks.whole("max_model_len", max_model_len)
 
     def need(tokens: int) -> int:
-        return attn_groups * math.ceil(tokens / block_size) + linear_groups
+        sliding = math.ceil(min(window - 1 + chunk_tokens, tokens) / block_size) + 1
+        return (
+            groups.get("full", 0) * math.ceil(tokens / block_size)
+            + groups.get("sliding", 0) * sliding
+            + groups.get("linear", 0)
+        )
 
     concurrency = num_blocks / need(length)
-    longest = 0
-    if num_blocks >= need(1):
-        longest = ((num_blocks - linear_groups) // attn_groups) * block_size
+    low, high = 0, _MODEL_LEN_LIMIT
+    while low < high:  # the longest request that fits: need() grows with the length
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if need(middle) <= num_blocks else (low, middle - 1)
     return PoolLog(
         budget=budget,
-        bytes_per_token=per_token * group * (attn_groups + linear_groups),
+        bytes_per_token=per_token * group * sum(groups.values()),
         block_size=block_size,
         num_blocks=num_blocks,
-        tokens=num_blocks // (attn_groups + linear_groups) * block_size,
+        tokens=num_blocks // sum(groups.values()) * block_size,
         max_model_len=length,
         max_concurrency=concurrency,
         needed_bytes=need(length) * page * group,
         fits=concurrency >= 1.0 and pool > 0,
-        estimated_max_model_len=longest,
+        estimated_max_model_len=low,
         tp=tp,
         pp=1,
         cp=1,
     )
+
+
+#: Longest max_model_len the search considers (tokens).
+_MODEL_LEN_LIMIT = 2**31
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -874,12 +889,30 @@ def vllm_startup(
             release=release,
             enforce_eager=enforce_eager,
         )
-    hybrid = model.count("linear") > 0 and model.count("full") > 0 and release.version >= (0, 10, 2)
-    if hybrid:
-        # The attention block grows until its page holds a whole linear-attention state (0.10.2 on).
-        blocks = int(block_size or hybrid_block_size(model, bytes_per_value=kv_bytes, tp=tp))
+    kinds = {layer.kind for layer in model.layers}
+    if "sliding" in kinds and (release.engine == "V0" or (release.version < (0, 9, 0) and len(kinds) > 1)):
+        # V0 never shrinks a sliding layer's blocks (vllm/worker/cache_engine.py; its concurrency is
+        # blocks · block_size / L), and V1 before 0.9 turns sliding layers into full ones when both kinds
+        # exist (kv_cache_utils.py ``unify_hybrid_kv_cache_specs``, 0.8.3): each pays for the whole context.
+        model = dataclasses.replace(model, layer_pattern=model.layer_pattern.replace("sliding", "full"))
+        kinds = {layer.kind for layer in model.layers}
+    linear = "linear" in kinds and release.version >= (0, 10, 2)
+    # Several attention kinds get their own groups in V1 from 0.9 (0.8.3–0.8.5 turned sliding layers into
+    # full ones); a linear state joins the pool from 0.10.2. One GPU per stage only: pp and cp keep the
+    # single-kind arithmetic below.
+    grouped = release.engine == "V1" and pp == 1 and cp == 1 and len(kinds - {"mla"}) > 1
+    grouped = grouped and (linear or ("linear" not in kinds and release.version >= (0, 9, 0)))
+    if grouped:
+        if linear:  # the attention block grows until its page holds a whole linear-attention state
+            blocks = int(block_size or hybrid_block_size(model, bytes_per_value=kv_bytes, tp=tp))
         log = hybrid_pool_log(
-            model, budget=budget, max_model_len=length, block_size=blocks, bytes_per_value=kv_bytes, tp=tp
+            model,
+            budget=budget,
+            max_model_len=length,
+            block_size=blocks,
+            bytes_per_value=kv_bytes,
+            tp=tp,
+            chunk_tokens=tokens * release.in_flight_batches,
         )
     else:
         log = pool_log_for(

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 import kvcore
-
 from kvcore.cli import main
 
 CONFIGS = Path(__file__).parent / "configs"

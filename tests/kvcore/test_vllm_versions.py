@@ -181,3 +181,23 @@ def test_a_model_without_vocabulary_or_widths_still_gets_an_estimate(gpus):
     )
     start = kvcore.vllm_startup(custom, gpus["h100-sxm"], max_model_len=8192)
     assert start.log.kv_pool_bytes > 0
+
+
+def test_sliding_and_full_layers_get_their_own_groups_padded_to_one_size(models, gpus):
+    # Gemma 3 27B: 10 full and 52 sliding layers (window 1,024) → groups of 10: one full group and
+    # six sliding ones, the last padded (vllm/v1/core/kv_cache_utils.py, 0.9 on). Async scheduling
+    # (0.26 on) keeps two batches in flight beside the window.
+    model = models["gemma-3-27b"]
+    start = kvcore.vllm_startup(model, gpus["h100-sxm"], version="0.33.0", max_model_len=32768)
+    chunk = 2 * start.max_num_batched_tokens
+    need = 32768 // 16 + 6 * (-(-min(1024 - 1 + chunk, 32768) // 16) + 1)
+    assert start.log.max_concurrency == pytest.approx(start.log.num_blocks / need)
+    assert start.printed_tokens == int(start.log.max_concurrency * 32768)  # 0.20 on
+
+
+def test_before_0_9_a_sliding_layer_pays_for_the_whole_context(models, gpus):
+    # 0.8.3–0.8.5 unify_hybrid_kv_cache_specs turned sliding layers into full ones when both kinds exist
+    model, gpu = models["gemma-3-27b"], gpus["h100-sxm"]
+    early = kvcore.vllm_startup(model, gpu, version="0.8.5", max_model_len=32768)
+    later = kvcore.vllm_startup(model, gpu, version="0.9.2", max_model_len=32768)
+    assert later.log.max_concurrency > early.log.max_concurrency
