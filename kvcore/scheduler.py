@@ -23,13 +23,35 @@ Language Model Serving with PagedAttention", §4.5):
 2. WAITING requests, only if nothing was preempted in this step, FCFS while the
    budget lasts and fewer than ``max_num_seqs`` run: the head gets a chunk of
    its prompt and the blocks for it; if they are not free, admission stops
-   (head-of-line blocking; no later request jumps the queue).
+   (head-of-line blocking; no later request jumps the queue). With
+   ``reserve_full_prompt`` (vLLM's ``scheduler_reserve_full_isl``, on by default
+   in V1 from 0.19) the head is admitted only when the free blocks hold ALL its
+   tokens, not just the first chunk.
 
 Preemption modes: ``recompute`` (the only one in vLLM V1) frees the victim's
 blocks and resets its computed tokens to 0, so its prompt and every token it had
-generated are prefilled again; ``swap`` (vLLM V0's ``PreemptionMode.SWAP``) copies
-the blocks to CPU memory and back when the request is readmitted, at a transfer
-cost per block, and keeps the computed tokens.
+generated are prefilled again, except, with ``prefix_caching`` (V1's default),
+the leading full blocks that are still in the prefix cache when it comes back;
+``swap`` (vLLM V0 only: ``PreemptionMode.SWAP``) copies the blocks to CPU memory
+and back when the request is readmitted, at a transfer cost per block, and keeps
+the computed tokens. V0 swapped by default only sequence groups of more than one
+sequence (``swap_only_multi_sequence``); ``--preemption-mode swap`` forced it for
+all.
+
+The prefix cache after a preemption (vllm/v1/core/block_pool.py, 0.33.0):
+``BlockPool.free_blocks`` puts a freed block with a hash (a full block) at the END
+of the free queue and one without (the partial last block) at the FRONT;
+``get_new_blocks`` pops from the front and evicts the hash of what it takes. The
+free queue is therefore: never-hashed blocks first, then hashed ones in the order
+they were freed (LRU), a request's tail block before its head (``free`` frees in
+reverse). Cached blocks count as free. When the preempted request is admitted
+again, ``KVCacheManager.get_computed_blocks`` finds its leading full blocks whose
+hashes survived (at most (tokens − 1) // block_size of them) and only the rest is
+prefilled; those blocks leave the free queue (``BlockPool.touch``). The engine
+keeps this as counts: the free blocks that never held a hash, a deque of runs of
+hashed blocks in freed order (owner, count; owner −1 for a finished request,
+whose blocks nobody will ask for again: prompts here share no prefix), and, per
+waiting request, how many of its leading blocks are still cached.
 
 How the code reads: ``simulate`` runs an ``_Engine``, whose state is the
 scheduler's (``waiting``, ``running``, the pool's ``free_blocks``, the clock
@@ -43,12 +65,17 @@ the finished (``_finish``), let arrivals in (``_add_arrivals``, vLLM's
 
 Simplifications, each on purpose:
 
-* No prefix caching, speculative decoding, ``long_prefill_token_threshold`` or
-  priority policy; every request ignores stop tokens and produces exactly its
-  ``output_tokens`` (as benchmark clients ask with ``ignore_eos``).
+* Prefix caching only serves a request its own blocks again (the trace's prompts
+  share no prefix); no speculative decoding, ``long_prefill_token_threshold``,
+  watermark (0 by default from 0.24) or priority policy; every request ignores
+  stop tokens and produces exactly its ``output_tokens`` (as benchmark clients
+  ask with ``ignore_eos``).
 * Swap: CPU swap space is unlimited, the transfer blocks the step that makes
   it, and a swapped request waits at the front of the single waiting queue (V0
-  kept a separate swapped queue that it also served before new prompts).
+  kept a separate swapped queue that it also served before new prompts). A
+  request of ``sequences_per_request`` n > 1 (V0's ``SamplingParams.n``, beam
+  search) only decides the preemption mode: its blocks and tokens are those of
+  one sequence (the extra sequences' decode blocks are not modelled).
 * A step's time is a roofline of three parameters (see ``step_time_s``), not a
   kernel model; there is no CPU scheduling overhead and no pipelining of steps.
 * Runs of identical decode steps (no arrival that could be admitted, no prompt,
@@ -63,6 +90,7 @@ material: :mod:`course.scheduler_presets`.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import deque
 from dataclasses import dataclass, field
@@ -81,6 +109,7 @@ from .timing import TYPICAL_MBU, TYPICAL_MFU, phase_times, rates_for
 if TYPE_CHECKING:
     from .hardware import GpuSpec
     from .model import ModelSpec
+    from .vllm_versions import VllmRelease
 
 __all__ = [
     "RequestOutcomes",
@@ -96,6 +125,7 @@ __all__ = [
     "simulate",
     "step_time_s",
     "summarize",
+    "vllm_rules",
 ]
 
 ArrayLike = Any
@@ -116,6 +146,8 @@ class Workload:
     the coefficient of variation (standard deviation ÷ mean); a prompt is clipped
     to [1, max_model_len − 1] and its output to [1, max_model_len − prompt], as
     vLLM rejects longer prompts and stops generation at max_model_len.
+    ``sequences_per_request`` is every request's n (V0's ``SamplingParams.n``): it only
+    decides V0's preemption mode (see ``ServerConfig.swap_only_multi_sequence``).
     """
 
     arrival_rate_per_s: float = 20.0
@@ -127,6 +159,7 @@ class Workload:
     distribution: LengthDistribution = "lognormal"
     max_model_len: int = 4096
     seed: int = 0
+    sequences_per_request: int = 1
 
     def __post_init__(self) -> None:
         if self.arrival_rate_per_s != math.inf:
@@ -138,6 +171,7 @@ class Workload:
         checks.positive("output spread", self.output_spread, allow_zero=True)
         checks.whole("max model length (tokens)", self.max_model_len, minimum=2)
         checks.whole("seed", self.seed, minimum=0)
+        checks.whole("sequences per request", self.sequences_per_request)
         if self.distribution not in LENGTH_DISTRIBUTIONS:
             raise KvError(
                 "unknown_distribution",
@@ -149,11 +183,16 @@ class Workload:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Requests:
-    """A trace: arrival time (s, non-decreasing), prompt and output length (tokens) of each request."""
+    """A trace: arrival time (s, non-decreasing), prompt and output length (tokens) of each request.
+
+    ``sequences_per_request``: each request's number of sequences n (a whole number ≥ 1, or one
+    for all; default 1). Only V0's preemption rule reads it (``ServerConfig.swap_only_multi_sequence``).
+    """
 
     arrival_s: np.ndarray
     prompt_tokens: np.ndarray
     output_tokens: np.ndarray
+    sequences_per_request: ArrayLike = 1
 
     def __post_init__(self) -> None:
         arrival = np.asarray(self.arrival_s, dtype=float)
@@ -173,13 +212,24 @@ class Requests:
             raise KvError(
                 "arrivals_unsorted", "arrival times must be sorted (non-decreasing): sort the trace by arrival_s"
             )
-        for name, values in (("prompt length (tokens)", prompt), ("output length (tokens)", output)):
+        try:
+            sequences = np.broadcast_to(np.asarray(self.sequences_per_request), arrival.shape)
+        except ValueError:
+            raise KvError(
+                "trace_shape",
+                f"sequences_per_request must be one number or one per request, got shape "
+                f"{np.shape(self.sequences_per_request)} for {arrival.size} requests",
+                shapes=(arrival.shape, prompt.shape, output.shape),
+            ) from None
+        named = (("prompt length (tokens)", prompt), ("output length (tokens)", output))
+        for name, values in (*named, ("sequences per request", sequences)):
             as_float = np.asarray(values, dtype=float) if values.dtype.kind in "iuf" else None
             if as_float is None or np.any(~np.isfinite(as_float) | (as_float < 1) | (as_float != np.round(as_float))):
                 raise KvError("lengths_not_whole", f"every {name} must be a whole number ≥ 1", name=name)
         object.__setattr__(self, "arrival_s", arrival)
         object.__setattr__(self, "prompt_tokens", prompt.astype(np.int64))
         object.__setattr__(self, "output_tokens", output.astype(np.int64))
+        object.__setattr__(self, "sequences_per_request", sequences.astype(np.int64))
 
     def __len__(self) -> int:
         return int(self.arrival_s.size)
@@ -207,7 +257,12 @@ def generate_requests(workload: Workload) -> Requests:
     output = _lengths(rng, workload.distribution, workload.output_mean_tokens, workload.output_spread, n)
     prompt = np.clip(prompt, 1, workload.max_model_len - 1)
     output = np.clip(output, 1, workload.max_model_len - prompt)
-    return Requests(arrival_s=arrival, prompt_tokens=prompt, output_tokens=output)
+    return Requests(
+        arrival_s=arrival,
+        prompt_tokens=prompt,
+        output_tokens=output,
+        sequences_per_request=workload.sequences_per_request,
+    )
 
 
 def _lengths(rng: np.random.Generator, distribution: str, mean: float, spread: float, n: int) -> np.ndarray:
@@ -232,6 +287,34 @@ class ServerConfig:
     them): reading the 16 GB of weights takes 6 ms, each cached token of
     131,072 B takes 49 ns, each processed token 2 · 8.0e9 FLOPs = 32 µs, and a
     2 MiB block crosses PCIe 4.0 (25 GB/s) in 84 µs.
+
+    The scheduler's rules (each off by default, which is the model the golden cases
+    of tests/kvcore/test_scheduler_golden.py recorded; ``vllm_rules`` sets them as a
+    release does):
+
+    * ``reserve_full_prompt`` — vLLM V1's ``scheduler_reserve_full_isl``
+      (vllm/config/scheduler.py ``SchedulerConfig``, default True; present in 0.19.1,
+      absent in 0.18.1): a waiting request is admitted only when the free blocks hold
+      ceil(tokens / block_size) blocks, its whole sequence (prompt plus what it had
+      generated before a preemption, ``request.num_tokens``), not only its first chunk
+      (``KVCacheManager.allocate_slots(full_sequence_must_fit=...)`` in
+      vllm/v1/core/kv_cache_manager.py, 0.33.0; ``can_fit_full_sequence`` in 0.19.1).
+      Its prefix-cache hits count in that sum: touching a cached block takes it out of
+      the free queue.
+    * ``prefix_caching`` — V1's ``enable_prefix_caching`` (vllm/config/cache.py, default
+      True): a preempted request's full blocks stay hashed in the pool and, when it comes
+      back, those still cached are not prefilled again (module docstring).
+    * ``swap_only_multi_sequence`` — V0's rule when no ``preemption_mode`` is given
+      (vllm/core/scheduler.py ``Scheduler._preempt``, 0.6.6.post1): "We use recomputation
+      by default since it incurs lower overhead than swapping. However, when the sequence
+      group has multiple sequences (e.g., beam search), recomputation is not currently
+      supported. In such a case, we use swapping instead." With ``preemption_mode="swap"``
+      it swaps only requests of ``sequences_per_request`` > 1 and recomputes the others;
+      without it, swap is forced for every request (V0's ``--preemption-mode swap``).
+
+    Swap is vLLM V0's: V1 has no swap. It cannot be combined with ``reserve_full_prompt``
+    or ``prefix_caching``, which model V1's scheduler and block pool (KvError
+    ``swap_is_v0_only``).
     """
 
     num_blocks: int
@@ -243,6 +326,9 @@ class ServerConfig:
     compute_s_per_token: float = 3.2e-5
     swap_s_per_block: float = 8.4e-5
     preemption_mode: PreemptionMode = "recompute"
+    reserve_full_prompt: bool = False
+    prefix_caching: bool = False
+    swap_only_multi_sequence: bool = False
 
     def __post_init__(self) -> None:
         checks.whole("number of blocks", self.num_blocks)
@@ -260,6 +346,46 @@ class ServerConfig:
                 value=str(self.preemption_mode),
                 known=PREEMPTION_MODES,
             )
+        v1_rules = [name for name in ("reserve_full_prompt", "prefix_caching") if getattr(self, name)]
+        if self.preemption_mode == "swap" and v1_rules:
+            raise KvError(
+                "swap_is_v0_only",
+                f"swap preemption is vLLM V0's (V1 only recomputes): it cannot run with V1's {', '.join(v1_rules)}",
+                rules=tuple(v1_rules),
+            )
+
+
+def vllm_rules(server: ServerConfig, release: VllmRelease) -> ServerConfig:
+    """`server` with the scheduler rules `release` applies by default (``kvcore.vllm_release``).
+
+    V1 (0.8.0 on, or where ``vllm_release`` says so): recompute only, ``prefix_caching``
+    on (V1's ``enable_prefix_caching`` default), ``reserve_full_prompt`` from 0.19.0
+    (``scheduler_reserve_full_isl``, True by default; found in 0.19.1 and later, not in
+    0.18.1). A swap server under a V1 release is refused (KvError ``swap_is_v0_only``):
+    vllm/v1/core/sched/scheduler.py ``_preempt_request`` only frees the blocks and sets
+    ``num_computed_tokens = 0``. V0: neither V1 rule; the preemption mode and
+    ``swap_only_multi_sequence`` stay as given (V0's ``--preemption-mode``, or its
+    default rule).
+
+    >>> from kvcore.vllm_versions import vllm_release
+    >>> server = vllm_rules(ServerConfig(num_blocks=100), vllm_release("0.33.0"))
+    >>> server.reserve_full_prompt, server.prefix_caching, server.preemption_mode
+    (True, True, 'recompute')
+    """
+    if release.engine == "V1":
+        if server.preemption_mode == "swap":
+            raise KvError(
+                "swap_is_v0_only",
+                f"swap preemption is vLLM V0's: vLLM {release.label} (V1) only recomputes",
+                rules=("V1",),
+            )
+        return dataclasses.replace(
+            server,
+            reserve_full_prompt=release.version >= (0, 19, 0),
+            prefix_caching=True,
+            swap_only_multi_sequence=False,
+        )
+    return dataclasses.replace(server, reserve_full_prompt=False, prefix_caching=False)
 
 
 def step_time_s(
@@ -397,7 +523,9 @@ class RequestOutcomes:
     ``itl_std_s`` and ``itl_max_s`` are the standard deviation and the largest of
     its inter-token gaps (the jitter a reader sees: a preemption shows as one long
     gap); NaN for a request of one output token. ``recomputed_tokens`` are tokens
-    prefilled again after recompute preemptions.
+    prefilled again after recompute preemptions, exactly: Σ over its preemptions of
+    (tokens computed when preempted − tokens found in the prefix cache when it came
+    back); ``SimulationResult.reused_tokens`` holds the second term.
     """
 
     arrival_s: np.ndarray
@@ -434,13 +562,22 @@ class RequestOutcomes:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SimulationResult:
-    """A finished simulation: the timeline, every request's outcome, and the pool it ran on."""
+    """A finished simulation: the timeline, every request's outcome, and the pool it ran on.
+
+    Per request, in trace order: ``reused_tokens``, the tokens its resumptions found in
+    the prefix cache (``prefix_caching``; block_size · the leading full blocks still
+    hashed, vLLM's ``get_computed_blocks``), so that computed-when-preempted =
+    ``recomputed_tokens`` + ``reused_tokens`` summed over its preemptions; and
+    ``swap_preemptions``, how many of its preemptions swapped (the rest recomputed).
+    """
 
     timeline: Timeline
     requests: RequestOutcomes
     num_blocks: int
     block_size: int
     preemption_mode: str
+    reused_tokens: np.ndarray
+    swap_preemptions: np.ndarray
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -492,7 +629,9 @@ def simulate(requests: Requests, server: ServerConfig, *, fast_forward: bool = T
     its computed tokens level with its tokens samples one more token. Deterministic:
     the same inputs give the same result. Raises KvError (a ValueError) when one
     request at full length needs more blocks than the pool has (vLLM refuses to
-    start then).
+    start then). The server's rules (``reserve_full_prompt``, ``prefix_caching``,
+    ``swap_only_multi_sequence``: ``ServerConfig``) switch vLLM's admission gate,
+    prefix-cache reuse after preemption and V0's swap rule on.
 
     >>> trace = Requests(arrival_s=[0.0], prompt_tokens=[20], output_tokens=[3])
     >>> result = simulate(trace, ServerConfig(num_blocks=2))
@@ -524,8 +663,11 @@ class _RequestState:
     ``tokens`` = prompt + generated (``num_tokens``); ``computed`` = tokens whose K
     and V are in the cache (``num_computed_tokens``); ``generated``
     (``num_output_tokens``) of ``output_tokens`` to make; ``gpu_blocks`` held in the
-    pool and ``cpu_blocks`` swapped out to CPU memory. Then what it lived through:
-    ``preemptions``, ``recomputed_tokens``, the times of its first and last token
+    pool and ``cpu_blocks`` swapped out to CPU memory; ``cached_blocks``, while it
+    waits after a recompute preemption, its leading full blocks still hashed in the
+    pool (prefix caching); ``sequences`` (n, V0's preemption rule). Then what it lived
+    through: ``preemptions``, ``swaps`` (those by swap), ``recomputed_tokens`` and
+    ``reused_tokens`` (prefix-cache hits on resumption), the times of its first and last token
     and of its finish (s, NaN until then), and its inter-token gaps as a sum, a
     sum of squares and a maximum (s, s², s).
     """
@@ -536,8 +678,12 @@ class _RequestState:
     generated: np.ndarray
     gpu_blocks: np.ndarray
     cpu_blocks: np.ndarray
+    cached_blocks: np.ndarray
+    sequences: np.ndarray
     preemptions: np.ndarray
+    swaps: np.ndarray
     recomputed_tokens: np.ndarray
+    reused_tokens: np.ndarray
     first_token_s: np.ndarray
     last_token_s: np.ndarray
     finish_s: np.ndarray
@@ -553,7 +699,12 @@ class _RequestState:
         times = {name: np.full(n, np.nan) for name in ("first_token_s", "last_token_s", "finish_s")}
         gaps = {name: np.zeros(n) for name in ("gap_sum_s", "gap_sq_sum_s", "gap_max_s")}
         return cls(
-            output_tokens=requests.output_tokens, tokens=requests.prompt_tokens.copy(), **counts, **times, **gaps
+            output_tokens=requests.output_tokens,
+            tokens=requests.prompt_tokens.copy(),
+            sequences=requests.sequences_per_request,
+            **counts,
+            **times,
+            **gaps,
         )
 
     def outcomes(self, requests: Requests) -> RequestOutcomes:
@@ -577,7 +728,17 @@ class _RequestState:
 
 
 #: The integer counters of ``_RequestState`` that start at zero.
-_COUNTS = ("computed", "generated", "gpu_blocks", "cpu_blocks", "preemptions", "recomputed_tokens")
+_COUNTS = (
+    "computed",
+    "generated",
+    "gpu_blocks",
+    "cpu_blocks",
+    "cached_blocks",
+    "preemptions",
+    "swaps",
+    "recomputed_tokens",
+    "reused_tokens",
+)
 #: The columns of a timeline row, in ``Timeline``'s order after ``time_s``.
 _ROW = ("steps", "used_blocks", "running", "waiting", "swapped", "preemptions", "scheduled_tokens")
 
@@ -610,7 +771,11 @@ class _Engine:
 
     ``waiting`` is a deque of request ids served from the front (FCFS; preempted
     requests go back to the front); ``running`` is oldest first, so ``pop()`` takes
-    the newest. ``free_blocks`` is the pool's free count (vllm/v1/core/block_pool.py);
+    the newest. ``free_blocks`` is the pool's free count (vllm/v1/core/block_pool.py,
+    ``get_num_free_blocks``: cached blocks included); with prefix caching,
+    ``fresh_blocks`` of them hold no hash and ``cached_runs`` lists the hashed ones as
+    runs ``[owner, count]`` in the order they were freed (the LRU order of the free
+    queue; owner −1 for finished requests), ``run_of`` maps a waiting request to its run.
     ``preemptions`` and ``swapped`` (requests whose blocks are in CPU memory) are
     engine-wide counts; ``rows`` the timeline so far.
     """
@@ -619,10 +784,14 @@ class _Engine:
         self.requests, self.server = requests, server
         self.num_requests, self.block_size = len(requests), server.block_size
         self.swap = server.preemption_mode == "swap"
+        self.prefix_caching = server.prefix_caching
         self.state = _RequestState.arriving(requests)
         self.waiting: deque[int] = deque()
         self.running: list[int] = []
         self.free_blocks = server.num_blocks
+        self.fresh_blocks = server.num_blocks
+        self.cached_runs: deque[list[int]] = deque()
+        self.run_of: dict[int, list[int]] = {}
         self.now_s = 0.0
         self.next_arrival = 0
         self.finished = 0
@@ -718,7 +887,7 @@ class _Engine:
                 return 0
             ids, new, need = ids[:fitting], new[:fitting], need[:fitting]
         s.gpu_blocks[ids] += need
-        self.free_blocks -= int(need.sum())
+        self._take(int(need.sum()))
         batch.ids += ids.tolist()
         batch.new_tokens += new.tolist()
         batch.token_budget -= int(new.sum())
@@ -728,40 +897,128 @@ class _Engine:
         """'Next, schedule the WAITING requests': FCFS while the budget lasts and fewer than max_num_seqs run.
 
         The head of the queue gets a chunk of its tokens and the blocks for it; when
-        they are not free, admission stops (head-of-line blocking: no later request
-        jumps the queue). A swapped-out request brings its blocks back (V0's
-        ``_swap_in``) and keeps its computed tokens.
+        they are not free (or, with ``reserve_full_prompt``, not all its tokens' blocks:
+        ``_fits``), admission stops (head-of-line blocking: no later request jumps the
+        queue). A swapped-out request brings its blocks back (V0's ``_swap_in``) and
+        keeps its computed tokens; a recomputed one takes back its blocks still in the
+        prefix cache (``_resume_from_cache``).
         """
         s = self.state
         while self.waiting and batch.token_budget > 0 and len(self.running) < self.server.max_num_seqs:
             rid = self.waiting[0]
             count, blocks = self._chunk(rid, batch.token_budget)
-            if blocks > self.free_blocks:
+            if not self._fits(rid, blocks):
                 return
             self.waiting.popleft()
             if s.cpu_blocks[rid]:
                 batch.swapped_blocks += int(s.cpu_blocks[rid])
                 s.cpu_blocks[rid] = 0
                 self.swapped -= 1
-            self._allocate(rid, blocks)
+            self._allocate(rid, blocks - self._resume_from_cache(rid))
             self.running.append(rid)
             batch.add(rid, count)
 
+    def _fits(self, rid: int, blocks: int) -> bool:
+        """Whether waiting request `rid` may be admitted with `blocks` blocks for its chunk (``allocate_slots``).
+
+        Its chunk's blocks must be free; with ``reserve_full_prompt`` also
+        ceil(tokens / block_size), the blocks of its whole sequence (vLLM's
+        ``full_sequence_must_fit``; prefix-cache hits count, as touching them empties
+        their slot in the free queue).
+        """
+        if blocks > self.free_blocks:
+            return False
+        if not self.server.reserve_full_prompt:
+            return True
+        whole = (int(self.state.tokens[rid]) + self.block_size - 1) // self.block_size
+        return whole <= self.free_blocks
+
     def _chunk(self, rid: int, token_budget: int) -> tuple[int, int]:
-        """Tokens request `rid` gets this step and the new blocks they need.
+        """Tokens request `rid` gets this step and the blocks they take from the free pool.
 
         new = min(tokens − computed, budget left); blocks = max(ceil((computed + new)
-        / block_size) − blocks held, 0). A waiting request holds no block.
+        / block_size) − blocks held, 0). A waiting request holds no block; one coming
+        back with h leading blocks in the prefix cache starts at computed = h · block_size
+        (vLLM's ``get_computed_blocks``), and its h blocks are among the ones it takes.
         """
         s, bs = self.state, self.block_size
-        computed = int(s.computed[rid])
+        computed = int(s.computed[rid]) + int(s.cached_blocks[rid]) * bs
         count = min(int(s.tokens[rid]) - computed, token_budget)
         return count, max((computed + count + bs - 1) // bs - int(s.gpu_blocks[rid]), 0)
 
     def _allocate(self, rid: int, blocks: int) -> None:
         """Give request `rid` `blocks` more blocks from the free pool (vLLM's ``allocate_slots``)."""
         self.state.gpu_blocks[rid] += blocks
+        self._take(blocks)
+
+    def _take(self, blocks: int) -> None:
+        """Take `blocks` blocks off the free queue (``BlockPool.get_new_blocks``, vllm/v1/core/block_pool.py).
+
+        It pops from the front: blocks that hold no hash first, then hashed ones,
+        least recently freed first, whose hashes are evicted (``_maybe_evict_cached_block``):
+        a waiting request whose run shrinks by k keeps k fewer leading blocks.
+        """
         self.free_blocks -= blocks
+        if not self.prefix_caching:
+            return
+        fresh = min(blocks, self.fresh_blocks)
+        self.fresh_blocks -= fresh
+        rest = blocks - fresh
+        while rest:
+            run = self.cached_runs[0]
+            taken = min(rest, run[1])
+            run[1] -= taken
+            rest -= taken
+            if run[0] >= 0:
+                self.state.cached_blocks[run[0]] -= taken
+            if not run[1]:
+                self.cached_runs.popleft()
+                if run[0] >= 0:
+                    self.run_of.pop(run[0], None)
+
+    def _give_back(self, owner: int, held: int, hashed: int) -> None:
+        """Return `held` blocks to the free queue (``BlockPool.free_blocks``); `hashed` of them are full and cached.
+
+        With prefix caching the hashed ones join the END of the queue as one run of
+        `owner` (its leading blocks; −1: a finished request, merged with a finished run
+        before it), the others its front; without, they are all plain free blocks.
+        """
+        self.free_blocks += held
+        if not self.prefix_caching:
+            return
+        self.fresh_blocks += held - hashed
+        if not hashed:
+            return
+        if owner < 0 and self.cached_runs and self.cached_runs[-1][0] < 0:
+            self.cached_runs[-1][1] += hashed
+            return
+        run = [owner, hashed]
+        self.cached_runs.append(run)
+        if owner >= 0:
+            self.run_of[owner] = run
+            self.state.cached_blocks[owner] = hashed
+
+    def _resume_from_cache(self, rid: int) -> int:
+        """Admitted request `rid` takes back its leading blocks still cached; how many (``BlockPool.touch``).
+
+        They leave the free queue; their h · block_size tokens count as computed and as
+        reused, not recomputed (``recomputed_tokens`` had counted them at preemption).
+        """
+        s = self.state
+        hit = int(s.cached_blocks[rid])
+        run = self.run_of.pop(rid, None)
+        if run is not None:
+            run[1] = 0  # an emptied run: _take drops it when it reaches the front
+        if not hit:
+            return 0
+        reused = hit * self.block_size
+        s.cached_blocks[rid] = 0
+        s.computed[rid] = reused
+        s.gpu_blocks[rid] += hit
+        self.free_blocks -= hit
+        s.recomputed_tokens[rid] -= reused
+        s.reused_tokens[rid] += reused
+        return hit
 
     def _make_room(self, rid: int, blocks: int, batch: _Batch) -> bool:
         """Preempt the newest running requests until `blocks` are free; False when `rid` itself was preempted."""
@@ -775,20 +1032,28 @@ class _Engine:
     def _preempt(self, victim: int, batch: _Batch) -> None:
         """Free the victim's blocks and put it at the front of the waiting queue (vLLM V1's ``_preempt_request``).
 
-        recompute (V1; V0's ``_preempt_by_recompute``): its computed tokens drop to
-        0 and count as recomputed. swap (V0's ``_preempt_by_swap``): its blocks are
-        copied to CPU memory in this step and it keeps its computed tokens.
+        recompute (V1's ``_preempt_request``, vllm/v1/core/sched/scheduler.py 0.33.0;
+        V0's ``_preempt_by_recompute``): its computed tokens drop to 0 and count as
+        recomputed; with prefix caching its computed // block_size full blocks stay
+        hashed in the free queue (``_give_back``). swap (V0's ``_preempt_by_swap``,
+        vllm/core/scheduler.py 0.6.6.post1): its blocks are copied to CPU memory in
+        this step and it keeps its computed tokens; under ``swap_only_multi_sequence``
+        only a request of more than one sequence swaps, as V0's ``_preempt`` chose
+        when no preemption mode was given.
         """
         s = self.state
         batch.preempted = True
         self.preemptions += 1
         s.preemptions[victim] += 1
-        self.free_blocks += int(s.gpu_blocks[victim])
-        if self.swap:
-            s.cpu_blocks[victim] = s.gpu_blocks[victim]
-            batch.swapped_blocks += int(s.gpu_blocks[victim])
+        held = int(s.gpu_blocks[victim])
+        if self.swap and (not self.server.swap_only_multi_sequence or s.sequences[victim] > 1):
+            self._give_back(victim, held, 0)
+            s.cpu_blocks[victim] = held
+            s.swaps[victim] += 1
+            batch.swapped_blocks += held
             self.swapped += 1
         else:
+            self._give_back(victim, held, int(s.computed[victim]) // self.block_size if self.prefix_caching else 0)
             s.recomputed_tokens[victim] += s.computed[victim]
             s.computed[victim] = 0
         s.gpu_blocks[victim] = 0
@@ -846,7 +1111,8 @@ class _Engine:
             return
         s = self.state
         s.finish_s[done] = self.now_s
-        self.free_blocks += int(s.gpu_blocks[done].sum())
+        hashed = int((s.computed[done] // self.block_size).sum()) if self.prefix_caching else 0
+        self._give_back(-1, int(s.gpu_blocks[done].sum()), hashed)
         s.gpu_blocks[done] = 0
         self.finished += int(done.size)
         gone = set(done.tolist())
@@ -881,8 +1147,9 @@ class _Engine:
         """Whether the head of the waiting queue would be scheduled now, beside the running decodes."""
         if not self.waiting or len(self.running) >= self.server.max_num_seqs or token_budget <= 0:
             return False
-        _, blocks = self._chunk(self.waiting[0], token_budget)
-        return blocks <= self.free_blocks
+        head = self.waiting[0]
+        _, blocks = self._chunk(head, token_budget)
+        return self._fits(head, blocks)
 
     def _steps_before_blocks_run_out(self, computed: np.ndarray, held: np.ndarray, steps: int) -> int:
         """The most decode steps, up to `steps`, whose new blocks the free pool holds (bisection; at least 1).
@@ -941,7 +1208,7 @@ class _Engine:
         s.last_token_s[ids] = self.now_s
         need = np.maximum((s.computed[ids] + bs - 1) // bs - s.gpu_blocks[ids], 0)
         s.gpu_blocks[ids] += need
-        self.free_blocks -= int(need.sum())
+        self._take(int(need.sum()))
         return count * steps, ids[s.generated[ids] == s.output_tokens[ids]]
 
     # ------------------------------------------------------------ the result
@@ -956,4 +1223,6 @@ class _Engine:
             num_blocks=self.server.num_blocks,
             block_size=self.block_size,
             preemption_mode=self.server.preemption_mode,
+            reused_tokens=self.state.reused_tokens,
+            swap_preemptions=self.state.swaps,
         )

@@ -2,8 +2,12 @@
 
 Widgets → kvcore.scheduler (trace, server, simulation, summary) → figures → text.
 The step's cost comes from the chosen model on the chosen GPU (``server_from_model``);
-the pool's size is a share of the blocks that make preemption impossible. The preset
-buttons are the course's scenarios (``course.scheduler_presets``).
+the pool's size is a share of the blocks that make preemption impossible. Recompute runs
+under vLLM ``VLLM_VERSION``'s scheduler rules (``vllm_rules``: full-prompt admission and
+prefix caching, each with a switch); swap is V0's, forced for every request. Until the
+learner moves them, max_num_seqs and max_num_batched_tokens follow what that release picks
+for the sidebar's GPU (``batch_defaults``). The preset buttons are the course's scenarios
+(``course.scheduler_presets``).
 """
 
 import dataclasses
@@ -26,6 +30,7 @@ from kvcore.scheduler import (
     server_from_model,
     simulate,
     summarize,
+    vllm_rules,
 )
 from kvcore.units import format_bytes, format_seconds, format_tokens, format_tokens_per_s
 from ui import glossary, lesson, t
@@ -38,6 +43,10 @@ lesson.rerun_alone(__file__)
 MAX_MODEL_LEN = 4096
 #: vLLM's default share of the card, for comparing the simulated pool with what the GPU has.
 UTILIZATION = kvcore.DEFAULT_UTILIZATION  # the shared default (kvcore.DEFAULT_ASSUMPTIONS)
+#: The vLLM release whose scheduler rules and batch defaults the page follows.
+VLLM_VERSION = kvcore.NEWEST_RELEASE
+#: The (max_num_batched_tokens, max_num_seqs) defaults last applied to the sliders: they follow the GPU until moved.
+DEFAULTS_KEY = "_pr_batch_defaults"
 
 
 @st.cache_data(show_spinner=False, max_entries=64)
@@ -51,14 +60,18 @@ def run(
     output_mean: int,
     output_spread: float,
     max_num_seqs: int,
+    max_num_batched_tokens: int,
     pool_percent: int,
     mode: str,
+    prefix_caching: bool,
+    full_prompt: bool,
     seed: int,
 ) -> tuple[Workload, ServerConfig, int, SimulationResult]:
     """The trace, the server, the blocks that rule out preemption, and the simulation (cached per input).
 
     The pool has pool_percent % of ``blocks_for_no_preemption`` for this trace's longest
-    request, at least one block; its step costs are the model's on the GPU.
+    request, at least one block; its step costs are the model's on the GPU. Recompute:
+    ``VLLM_VERSION``'s rules, less the ones switched off; swap: V0's, forced.
     """
     model, gpu = ui.models()[model_id], ui.gpus()[gpu_id]
     workload = Workload(
@@ -84,12 +97,20 @@ def run(
         gpu,
         kv_pool_bytes=per_block,
         max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens,
         weights_dtype=model.weights_dtype,
         mbu=kvcore.TYPICAL_MBU,
         mfu=kvcore.TYPICAL_MFU,
         preemption_mode=mode,
     )
     server = dataclasses.replace(server, num_blocks=blocks)
+    if mode == "recompute":
+        server = vllm_rules(server, kvcore.vllm_release(VLLM_VERSION))
+        server = dataclasses.replace(
+            server,
+            prefix_caching=server.prefix_caching and prefix_caching,
+            reserve_full_prompt=server.reserve_full_prompt and full_prompt,
+        )
     return workload, server, needed, simulate(trace, server)
 
 
@@ -110,6 +131,7 @@ def preset_values(name: str) -> dict[str, object]:
         "pr_output_mean": int(workload.output_mean_tokens),
         "pr_output_spread": float(workload.output_spread),
         "pr_max_num_seqs": server.max_num_seqs,
+        "pr_max_num_batched_tokens": server.max_num_batched_tokens,
         "pr_pool": round(100 * server.num_blocks / needed),
         "pr_mode": server.preemption_mode,
         "pr_seed": workload.seed,
@@ -146,6 +168,21 @@ lesson.presets(
 mode_labels = {"recompute": t("preemption.mode_recompute"), "swap": t("preemption.mode_swap")}
 controls, results = st.columns([1, 2], gap="large")
 
+# vLLM's batch defaults for this GPU; a slider still at the previous GPU's default follows the new one.
+max_model_len = min(MAX_MODEL_LEN, model.max_position_embeddings)
+default_tokens, default_seqs = kvcore.batch_defaults(
+    kvcore.vllm_release(VLLM_VERSION), gpu=gpu, entry="serve", max_model_len=max_model_len
+)
+previous = st.session_state.get(DEFAULTS_KEY)
+if previous is not None and previous != (default_tokens, default_seqs):
+    for widget_key, old, new in (
+        ("pr_max_num_batched_tokens", previous[0], default_tokens),
+        ("pr_max_num_seqs", previous[1], default_seqs),
+    ):
+        if st.session_state.get(widget_key, old) == old:
+            st.session_state[widget_key] = new
+st.session_state[DEFAULTS_KEY] = (default_tokens, default_seqs)
+
 with controls:
     rate = lesson.slider(
         t("preemption.rate"),
@@ -171,8 +208,8 @@ with controls:
         t("preemption.max_num_seqs"),
         key="pr_max_num_seqs",
         min_value=1,
-        max_value=256,
-        value=64,
+        max_value=1024,
+        value=default_seqs,
         help=t("preemption.max_num_seqs_help"),
     )
     mode = lesson.choice(
@@ -184,6 +221,27 @@ with controls:
         help=t("preemption.mode_help"),
     )
     with lesson.secondary():
+        max_num_batched_tokens = lesson.slider(
+            t("preemption.max_num_batched_tokens"),
+            key="pr_max_num_batched_tokens",
+            min_value=256,
+            max_value=16384,
+            value=default_tokens,
+            step=256,
+            help=t("preemption.max_num_batched_tokens_help"),
+        )
+        prefix_caching = lesson.toggle(
+            t("preemption.prefix_caching"),
+            key="pr_prefix_caching",
+            value=True,
+            help=t("preemption.prefix_caching_help"),
+        )
+        full_prompt = lesson.toggle(
+            t("preemption.full_prompt"),
+            key="pr_full_prompt",
+            value=True,
+            help=t("preemption.full_prompt_help"),
+        )
         requests = lesson.slider(
             t("preemption.requests"),
             key="pr_requests",
@@ -225,6 +283,16 @@ with controls:
             value=0,
             help=t("preemption.seed_help"),
         )
+    at_defaults = (int(max_num_seqs), int(max_num_batched_tokens)) == (default_seqs, default_tokens)
+    st.caption(
+        t(
+            "preemption.defaults_used" if at_defaults else "preemption.defaults_moved",
+            seqs=default_seqs,
+            tokens=default_tokens,
+            version=VLLM_VERSION,
+            gpu=gpu.name,
+        )
+    )
 
 try:
     workload, server, needed, result = run(
@@ -237,8 +305,11 @@ try:
         int(output_mean),
         float(output_spread),
         int(max_num_seqs),
+        int(max_num_batched_tokens),
         int(pool_percent),
         str(mode),
+        bool(prefix_caching),
+        bool(full_prompt),
         int(seed),
     )
     summary = summarize(result)
@@ -380,6 +451,18 @@ st.markdown(
 
 st.subheader(t("preemption.queue_section"))
 st.markdown(t("preemption.queue_text"))
+if server.preemption_mode == "swap":
+    st.markdown(t("preemption.v0_swap"))
+else:
+    st.markdown(
+        t(
+            "preemption.v1_rules",
+            full_prompt=t("preemption.on" if server.reserve_full_prompt else "preemption.off"),
+            prefix_caching=t("preemption.on" if server.prefix_caching else "preemption.off"),
+            reused=ui.num(format_tokens(int(result.reused_tokens.sum()))),
+            recomputed=ui.num(format_tokens(summary.recomputed_tokens)),
+        )
+    )
 lesson.chart(
     queue_figure(
         result,
@@ -428,6 +511,7 @@ st.caption(
         step=seconds(server.weights_read_s),
         swap=seconds(server.swap_s_per_block),
         block_size=DEFAULT_BLOCK_SIZE,
+        version=VLLM_VERSION,
     )
 )
 

@@ -108,6 +108,7 @@ TEXTS: Mapping[str, str] = MappingProxyType(
         "unknown_preemption_mode": "errors.unknown_preemption_mode",
         "pool_holds_no_block": "errors.pool_holds_no_block",
         "request_exceeds_pool": "errors.request_exceeds_pool",
+        "swap_is_v0_only": "errors.swap_is_v0_only",
         "invalid_json": "errors.invalid_json",
         "not_an_object": "errors.not_an_object",
         "too_large": "errors.too_large",
