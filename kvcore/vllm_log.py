@@ -15,12 +15,18 @@ tokens that can be stored in KV cache (T)".
 :func:`parse_vllm_log` never raises: whatever is pasted, it returns what it
 recognised, line by line, and the non-empty lines it did not use. :func:`reconcile`
 recomputes each number from the model (kvcore.capacity) and says whether they agree,
-within the rounding vLLM printed them with. Everything is bytes and tokens.
+within the rounding vLLM printed them with; when the pool and tokens imply bytes per token
+the model cannot store, it says so once (``Reconciliation.model_mismatch``) and no KV check
+agrees. :func:`release_from_log` names the release (printed, or inferred from the format), and
+:func:`startup_advice` prices every change (utilisation, max_model_len, FP8 KV, more GPUs) on one
+budget, :func:`kvcore.vllm_pool.vllm_startup` for the log's release and flags. Everything is
+bytes and tokens.
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -31,23 +37,36 @@ import numpy as np
 
 from . import capacity
 from .dtypes import bytes_per_value
+from .errors import KvError
+from .hardware import GpuSpec
 from .kv import kv_bytes_per_token
 from .memory import model_weights_bytes
 from .model import ModelSpec
+from .timing import tensor_parallel_sizes
 from .units import GiB
+from .vllm_pool import VllmStartup, vllm_startup
+from .vllm_versions import NEWEST_RELEASE, parse_release, vllm_release
 
 __all__ = [
+    "MAX_UTILIZATION",
     "Advice",
     "Check",
+    "LogRelease",
+    "ModelMismatch",
     "RecognisedLine",
     "Reconciliation",
+    "StartupAdvice",
     "VllmFlags",
     "VllmLog",
+    "blocks_from_tokens",
     "clean_log_line",
+    "log_flags",
     "parse_vllm_log",
     "read_log_header",
     "read_vllm_flags",
     "reconcile",
+    "release_from_log",
+    "startup_advice",
 ]
 
 #: What the parser reads at most; the rest is dropped and ``truncated`` is set.
@@ -100,6 +119,10 @@ class VllmLog:
     max_model_len: int | None = None
     kv_cache_dtype: str | None = None
     tensor_parallel_size: int | None = None
+    pipeline_parallel_size: int | None = None
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    enforce_eager: bool | None = None
     vllm_version: str | None = None
     error_max_model_len: int | None = None
     error_kv_cache_tokens: int | None = None
@@ -134,7 +157,7 @@ class VllmLog:
 @dataclass(frozen=True, slots=True)
 class _Pattern:
     fields: tuple[str, ...]
-    kinds: tuple[str, ...]  # per group: "int", "gib", "float", "str", "flag"
+    kinds: tuple[str, ...]  # per group: "int", "gib", "float", "str", "bool", "flag"
     regex: re.Pattern[str]
 
 
@@ -192,11 +215,18 @@ _PATTERNS: tuple[_Pattern, ...] = (
     ),
     _pattern(("kv_cache_dtype",), ("str",), r"kv[_-]cache[_-]dtype['\"]?\s*[=:]?\s*['\"]?([A-Za-z][\w.]*)"),
     _pattern(("tensor_parallel_size",), ("int",), r"tensor[_-]parallel[_-]size['\"]?\s*[=:]?\s*(\d+)"),
+    # The same sources: pipeline_parallel_size, max_num_seqs, max_num_batched_tokens ("None" is not read),
+    # enforce_eager=True/False ('enforce_eager': True in the non-default args) and the bare --enforce-eager.
+    _pattern(("pipeline_parallel_size",), ("int",), r"pipeline[_-]parallel[_-]size['\"]?\s*[=:]?\s*(\d+)"),
+    _pattern(("max_num_seqs",), ("int",), r"max[_-]num[_-]seqs['\"]?\s*[=:]?\s*(\d+)"),
+    _pattern(("max_num_batched_tokens",), ("int",), r"max[_-]num[_-]batched[_-]tokens['\"]?\s*[=:]?\s*(\d+)"),
+    _pattern(("enforce_eager",), ("bool",), r"enforce[_-]eager['\"]?\s*[=:]\s*(True|False|true|false)\b"),
+    _pattern(("enforce_eager",), ("flag",), r"(?<![\w-])-{2}enforce[_-]eager\b(?!['\"]?\s*[=:])"),
     # "Initializing an LLM engine (v0.5.4)", "vLLM API server version 0.10.2", the V1 banner "version 0.19.1".
     _pattern(
         ("vllm_version",),
         ("str",),
-        r"(?:LLM engine \(v|vLLM API server version\s+|\bversion\s+)(\d+\.\d+[\w.+\-]*)",
+        r"(?:LLM engine \(v|vLLM API server version\s+|\bversion\s+)([01]\.\d+[\w.+\-]*)",
     ),
     # vllm/worker/worker.py raise_if_cache_size_invalid (V0): "The model's max seq len (%d) is larger
     # than the maximum number of tokens that can be stored in KV cache (%d)."
@@ -332,6 +362,8 @@ def _convert(raw: str | None, kind: str) -> tuple[object | None, float | None]:
     assert raw is not None
     if kind == "str":
         return raw, None
+    if kind == "bool":
+        return raw.lower() == "true", None
     plain = raw.replace(",", "")
     if kind == "int":
         return int(plain), 0.0
@@ -396,8 +428,35 @@ class Advice:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ModelMismatch:
+    """A log whose pool and tokens cannot come from the model: the bytes per token they imply exclude it.
+
+    vLLM cuts the pool into whole blocks, so pool / tokens lies in ((P − s) / (T + B'), (P + s) / T]
+    for the printed pool P (± half its last digit s) and tokens T (B' = one block, more when vLLM
+    printed int(concurrency · L)); ``low``/``high`` are that interval, ``implied`` = P / T, and
+    ``model_bytes_per_token`` (kv_bytes_per_token at the KV dtype and tp assumed) lies outside it.
+    """
+
+    implied_bytes_per_token: float
+    low: float
+    high: float
+    model_bytes_per_token: float
+    kv_bytes_per_value: float
+    tp: int
+
+    @property
+    def ratio(self) -> float:
+        """implied ÷ the model's: 0.5 is an FP8 cache or tp = 2 read as BF16 on one GPU, 2 the reverse."""
+        return self.implied_bytes_per_token / self.model_bytes_per_token
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Reconciliation:
-    """The checks, the advice and the settings kvcore assumed (bytes, tokens)."""
+    """The checks, the advice and the settings kvcore assumed (bytes, tokens).
+
+    ``model_mismatch`` is set when the log's pool and tokens cannot belong to the model at these
+    settings; then no KV check says "agree" (they say "cannot_check", reason "model_mismatch").
+    """
 
     checks: tuple[Check, ...]
     advice: Advice
@@ -406,6 +465,7 @@ class Reconciliation:
     block_size: int
     kv_bytes_per_value: float
     tp: int
+    model_mismatch: ModelMismatch | None = None
 
     def check(self, kind: str) -> Check | None:
         """The check of that kind, or None."""
@@ -462,6 +522,19 @@ def reconcile(
             kv_bytes_per_value=value_bytes, tp=ranks,
         )  # fmt: skip
     checks = tuple(_CHECKS[kind](context) for kind, _ in _CHECK_UNITS)
+    mismatch = None
+    span = None if _has_state_layers(model) else context.implied_bytes_per_token()
+    if span is not None and not span[1] <= per_token <= span[2]:
+        mismatch = ModelMismatch(
+            implied_bytes_per_token=span[0], low=span[1], high=span[2], model_bytes_per_token=per_token,
+            kv_bytes_per_value=value_bytes, tp=ranks,
+        )  # fmt: skip
+        checks = tuple(
+            dataclasses.replace(check, status="cannot_check", reason="model_mismatch")
+            if check.status == "agree" and check.kind != "weights_bytes"
+            else check
+            for check in checks
+        )
     return Reconciliation(
         checks=checks,
         advice=_advice(context, value_bytes, context_tokens),
@@ -470,7 +543,13 @@ def reconcile(
         block_size=size,
         kv_bytes_per_value=value_bytes,
         tp=ranks,
+        model_mismatch=mismatch,
     )
+
+
+def _has_state_layers(model: ModelSpec) -> bool:
+    """Whether the model keeps a per-request state (linear attention, Mamba) beside its KV cache."""
+    return any(layer.kind == "linear" for layer in model.layers)
 
 
 def _log_kv_bytes_per_value(log: VllmLog) -> float:
@@ -481,6 +560,30 @@ def _log_kv_bytes_per_value(log: VllmLog) -> float:
     if name in ("fp4", "nvfp4", "int4"):
         return 0.5
     return 2.0
+
+
+def blocks_from_tokens(tokens: int, *, block_size: int, max_model_len: int | None = None) -> int:
+    """The KV blocks behind a printed "GPU KV cache size: N tokens", exactly.
+
+    Before vLLM 0.20 N = blocks · block_size, so blocks = N / block_size. From 0.20 N =
+    int(concurrency · L) with concurrency = blocks / ceil(L / block_size) (kv_cache_utils.py
+    ``_report_kv_cache_config``); then blocks is the smallest b with int(b · L / ceil(L / b_s)) = N.
+    A count neither way explains gives floor(N / block_size). Counting the blocks from the tokens,
+    not from the pool's GiB, keeps them exact: "3.81 GiB" is a rounded figure.
+
+    >>> blocks_from_tokens(42656, block_size=16), blocks_from_tokens(23641, block_size=16, max_model_len=29000)
+    (2666, 1478)
+    """
+    size = max(int(block_size), 1)
+    count = max(int(tokens), 0)
+    if count % size == 0 or not max_model_len:
+        return count // size
+    per_request = math.ceil(max_model_len / size)
+    blocks = math.ceil(count * per_request / max_model_len)
+    for candidate in (blocks - 1, blocks, blocks + 1):
+        if candidate >= 0 and int(candidate * max_model_len / per_request) == count:
+            return candidate
+    return count // size
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -521,17 +624,50 @@ class _Context:
             )
         )
 
-    def known_blocks(self) -> tuple[int, int] | None:
-        """(low, high) blocks the log states or implies: printed blocks, else the pool, else tokens."""
+    def logged_blocks(self) -> int | None:
+        """The blocks the log counts exactly: printed, else its tokens ÷ block size (``blocks_from_tokens``)."""
         if self.log.gpu_blocks is not None:
-            return self.log.gpu_blocks, self.log.gpu_blocks
+            return self.log.gpu_blocks
+        if self.log.gpu_kv_cache_tokens is not None:
+            length = self.log.max_concurrency_tokens or self.log.max_model_len
+            return blocks_from_tokens(self.log.gpu_kv_cache_tokens, block_size=self.block_size, max_model_len=length)
+        return None
+
+    def known_blocks(self) -> tuple[int, int] | None:
+        """(low, high) blocks the log states or implies: printed blocks or tokens, else the (rounded) pool."""
+        blocks = self.logged_blocks()
+        if blocks is not None:
+            return blocks, blocks
         span = self.blocks_range()
         if span is not None:
             return span[0], span[2]
-        if self.log.gpu_kv_cache_tokens is not None:
-            blocks = self.log.gpu_kv_cache_tokens // self.block_size
-            return blocks, blocks
         return None
+
+    def implied_bytes_per_token(self) -> tuple[float, float, float] | None:
+        """(pool / tokens, lowest, highest) bytes per token the printed pool and tokens allow.
+
+        Tokens: the printed "GPU KV cache size", else blocks · block_size, else the refusal's
+        tokens. bytes/token ∈ ((P − s) / (T + B'), (P + s) / T]: the floor to whole blocks leaves
+        less than one block (B' = block_size tokens) unused; when vLLM ≥ 0.20 printed
+        int(concurrency · L) the tokens may fall short of blocks · block_size by up to
+        (T + 1) · (ceil(L / b) · b / L − 1) more.
+        """
+        pool = self.pool()
+        log = self.log
+        tokens, printed = log.gpu_kv_cache_tokens, log.gpu_kv_cache_tokens is not None
+        if tokens is None and log.gpu_blocks is not None:
+            tokens = log.gpu_blocks * self.block_size
+        for fallback in (log.error_kv_cache_tokens, log.error_estimated_max_model_len):
+            if tokens is None and fallback is not None:
+                tokens = fallback  # both are whole blocks · block_size for full attention
+        if pool is None or not tokens or tokens <= 0 or pool[0] <= 0:
+            return None
+        value, step = pool
+        slack = float(self.block_size)
+        length = log.max_concurrency_tokens or log.max_model_len
+        if printed and length:
+            slack += (tokens + 1) * (math.ceil(length / self.block_size) * self.block_size / length - 1)
+        return value / tokens, max(value - step, 0.0) / (tokens + slack), (value + step) / tokens
 
 
 def _verdict(kind: str, unit: str, logged: float, expected: float, low: float, high: float) -> Check:
@@ -574,22 +710,18 @@ def _check_tokens(c: _Context) -> Check:
 
 
 def _check_bytes_per_token(c: _Context) -> Check:
-    pool = c.pool()
-    tokens = c.log.gpu_kv_cache_tokens
-    if tokens is None and c.log.gpu_blocks is not None:
-        tokens = c.log.gpu_blocks * c.block_size
-    for fallback in (c.log.error_kv_cache_tokens, c.log.error_estimated_max_model_len):
-        if tokens is None and fallback is not None:
-            tokens = fallback  # both are whole blocks · block_size for full attention
-    if pool is None or not tokens or pool[0] <= 0:
+    span = c.implied_bytes_per_token()
+    if span is None:
         return _missing("bytes_per_token", "bytes_per_token", "needs_memory_and_tokens")
-    value, step = pool
-    implied = value / tokens
-    # Rounding of the printed pool, plus up to one block the floor leaves unused.
-    relative = step / value + c.block_size / tokens
+    if _has_state_layers(c.model):
+        # vLLM pages linear-attention state and attention in one pool and prints num_blocks // groups ·
+        # block size (kv_cache_utils.py): pool / tokens is not a per-token rate there.
+        return _missing("bytes_per_token", "bytes_per_token", "hybrid_state_layers", span[0])
+    implied, low, high = span
+    # The model's figure must lie in [low, high]; as bounds on the implied figure: per_token · implied / high…/ low.
     return _verdict(
-        "bytes_per_token", "bytes_per_token", implied, c.per_token, c.per_token * (1 - relative),
-        c.per_token * (1 + relative),
+        "bytes_per_token", "bytes_per_token", implied, c.per_token, c.per_token * implied / high,
+        c.per_token * implied / low if low > 0 else math.inf,
     )  # fmt: skip
 
 
@@ -705,9 +837,10 @@ def _needed_bytes(c: _Context, length: int) -> float:
 def _advice(c: _Context, value_bytes: float, context_tokens: int | None) -> Advice:
     log, length = c.log, c.log.requested_max_model_len
     span = c.blocks_range()
-    blocks = log.gpu_blocks if log.gpu_blocks is not None else (span[1] if span else None)
-    if blocks is None and log.gpu_kv_cache_tokens is not None:
-        blocks = log.gpu_kv_cache_tokens // c.block_size
+    # The log's own count first (printed blocks, tokens ÷ block size), the rounded GiB only without one.
+    blocks = c.logged_blocks()
+    if blocks is None and span is not None:
+        blocks = span[1]
     pool = c.pool()
     pool_bytes = pool[0] if pool else (blocks * c.block_bytes if blocks is not None else None)
 
@@ -724,19 +857,381 @@ def _advice(c: _Context, value_bytes: float, context_tokens: int | None) -> Advi
         fp8_blocks = int(
             capacity.num_blocks(kv_pool_bytes=max(pool_bytes, 0.0), block_bytes=c.block_bytes / value_bytes)
         )
-        fp8_longest = longest(fp8_blocks)
+        fp8_longest = longest(fp8_blocks) or None
         fp8_users = c.concurrency(fp8_blocks, length) if length else None
+    longest_tokens = longest(blocks) if blocks is not None else None
     return Advice(
         requested_max_model_len=length,
         num_blocks=blocks,
         needed_bytes=needed,
         missing_bytes=missing,
-        longest_context_tokens=longest(blocks) if blocks is not None else None,
+        # No block at all: no length fits, and "lower max_model_len to 0" is no advice.
+        longest_context_tokens=longest_tokens if longest_tokens else None,
         users_at_requested=c.concurrency(blocks, length) if blocks is not None and length else None,
         users_at_context=c.concurrency(blocks, context_tokens) if blocks is not None and context_tokens else None,
         gpu_memory_utilization_to_fit=util,
         fp8_longest_context_tokens=fp8_longest,
         fp8_users_at_requested=fp8_users,
+    )
+
+
+# ---------------------------------------------------------------- the release a log's format belongs to
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogRelease:
+    """The vLLM release a log was printed by: stated by its version line, or inferred from its format.
+
+    ``release`` is the stated number, or a representative release of the era the format belongs
+    to (``inferred``); ``evidence`` names what showed it (a stable code: "version_line",
+    "profiling_results", "available_two_decimals", …) and ``line`` the line itself; ``engine`` is
+    the engine the log shows (V0 lines, V1 lines), None when it shows neither.
+    """
+
+    release: str
+    inferred: bool
+    evidence: str
+    engine: EngineVersion | None = None
+    line: str = ""
+
+    @property
+    def era(self) -> str:
+        """ "V0", "early V1" or "V1": the release's era (``kvcore.vllm_release``), or V0/early V1 as the log shows.
+
+        A 0.8–0.9 log printed by V0 (the fallback for old GPUs, FP8 caches) is "V0"; a V1 log of a
+        release before 0.8 (V1 was opt-in) is "early V1".
+        """
+        rules = vllm_release(self.release)
+        if self.engine == "V0":
+            return "V0"
+        if self.engine == "V1" and rules.engine == "V0":
+            return "early V1"
+        return rules.era
+
+
+# Each marker: (evidence code, representative release, engine, regex). Checked in order, newest
+# formats first; sources: the releases' wheels as read for kvcore.vllm_versions (worker.py,
+# gpu_worker.py, kv_cache_utils.py, gpu_model_runner.py; see the module docstrings there).
+_ERA_MARKERS: tuple[tuple[str, str, EngineVersion, re.Pattern[str]], ...] = (
+    # 0.28.0 on: one line "GPU KV cache size: %s tokens, Maximum concurrency for %s tokens per request: %.2fx".
+    ("one_line_tokens", "0.33.0", "V1", re.compile(r"GPU KV cache size:\s*[\d,]+\s*tokens,\s*Maximum concurrency")),
+    # 0.20.0 on: "CUDA graph memory profiling is enabled (default since v0.21.0)" / "... is disabled (VLLM_...=0)".
+    (
+        "cuda_graphs_subtracted",
+        "0.27.1",
+        "V1",
+        re.compile(r"CUDA graph memory profiling is (?:enabled \(default since|disabled \(VLLM_MEMORY)"),
+    ),
+    # 0.18.x–0.19.x: the estimate runs but is not subtracted ("In v0.19, CUDA graph memory profiling will be ...").
+    (
+        "cuda_graphs_estimated",
+        "0.19.1",
+        "V1",
+        re.compile(
+            r"In v0\.19, CUDA graph memory profiling|will become the default in v0\.19|Estimated CUDA graph memory"
+        ),
+    ),
+    # 0.14.0 on: format_gib, round(x, 2) printed with %s: "12.3 GiB", "20 GiB", "Model loading took 18.55 GiB memory".
+    (
+        "rounded_gib",
+        "0.27.1",
+        "V1",
+        re.compile(
+            r"Available KV cache memory:\s*(?:\d+|\d+\.\d)\s*GiB|Model loading took\s*\d+(?:\.\d{1,2})?\s*GiB memory"
+        ),
+    ),
+    # 0.12.0–0.13.0: "Model loading took %.4f GiB memory and %.6f seconds".
+    ("model_loading_memory", "0.13.0", "V1", re.compile(r"Model loading took\s*\d+\.\d{4}\s*GiB memory")),
+    # 0.9.x–0.11.0: "Available KV cache memory: %.2f GiB" beside "Model loading took %.4f GiB and %.6f seconds".
+    (
+        "available_and_model_loading",
+        "0.10.2",
+        "V1",
+        re.compile(
+            r"Available KV cache memory:\s*-?\d+\.\d\d\s*GiB(?=[\s\S]*Model loading took\s*\d+\.\d{4}\s*GiB and)"
+            r"|Model loading took\s*\d+\.\d{4}\s*GiB and(?=[\s\S]*Available KV cache memory:\s*-?\d+\.\d\d\s*GiB)"
+        ),
+    ),
+    # 0.9.0–0.13.0 ("%.2f"; later releases print two decimals only when the value has them).
+    ("available_two_decimals", "0.13.0", "V1", re.compile(r"Available KV cache memory:\s*-?\d+\.\d\d\s*GiB")),
+    # 0.9 on: the V1 refusal with the whole "Based on the available memory, the estimated maximum model length is N";
+    # the free-memory refusal at start-up.
+    (
+        "refusal_estimated_length",
+        "0.13.0",
+        "V1",
+        re.compile(r"estimated\s+maximum\s+model\s+length\s+is\s+\d|Free memory on device .{0,40}on startup"),
+    ),
+    # 0.8.0–0.8.5: V1 by default prints "GPU KV cache size: N tokens" and no "Available KV cache memory" line.
+    ("tokens_without_available", "0.8.5", "V1", re.compile(r"GPU KV cache size:\s*[\d,]+\s*tokens")),
+    # 0.8.3–0.8.5: the V1 refusal in GiB; 0.7.0–0.8.2 wrote "GB".
+    ("refusal_gib", "0.8.5", "V1", re.compile(r"GiB\s+KV\s+cache\s+is\s+needed")),
+    ("refusal_gb", "0.8.0", "V1", re.compile(r"GB\s+KV\s+cache\s+is\s+needed")),
+    # 0.6.4: the one-line profiler with the "memory_usage_post_profile=%.2fGib" typo; 0.6.4.post1 fixed it.
+    ("profiling_results_typo", "0.6.4", "V0", re.compile(r"Memory profiling results:.*\dGib\b")),
+    ("profiling_results", "0.6.4.post1", "V0", re.compile(r"Memory profiling results:")),
+    # 0.8.x V0 (the fallback) prints "Model loading took %.4f GB and" beside the three-line profiler.
+    (
+        "v0_model_loading",
+        "0.8.5",
+        "V0",
+        re.compile(
+            r"(?:Memory profiling takes|reserved for KV Cache is)[\s\S]*Model loading took|"
+            r"Model loading took[\s\S]*(?:Memory profiling takes|reserved for KV Cache is)"
+        ),
+    ),
+    # 0.7.0 on (V0): "# %s blocks: %d, # CPU blocks: %d" with the device name ("# cuda blocks").
+    ("device_blocks", "0.7.3", "V0", re.compile(r"#\s*(?!GPU\b)[A-Za-z]+\s+blocks:\s*\d+,\s*#\s*CPU blocks")),
+    # 0.6.5–0.6.6: the three-line profiler ("Memory profiling takes ...") beside "# GPU blocks: N, # CPU blocks: M".
+    (
+        "profiling_takes_gpu_blocks",
+        "0.6.6.post1",
+        "V0",
+        re.compile(
+            r"(?:Memory profiling takes|reserved for KV Cache is)[\s\S]*GPU blocks:\s*\d+,\s*#\s*CPU|"
+            r"GPU blocks:\s*\d+,\s*#\s*CPU[\s\S]*(?:Memory profiling takes|reserved for KV Cache is)"
+        ),
+    ),
+    ("profiling_takes", "0.7.3", "V0", re.compile(r"Memory profiling takes|the rest of the memory reserved for KV")),
+    # 0.6.3–0.6.3.post1 (V0): "# GPU blocks: N, # CPU blocks: M" and, new in 0.6.3, "Maximum concurrency".
+    (
+        "gpu_cpu_blocks_concurrency",
+        "0.6.3.post1",
+        "V0",
+        re.compile(r"GPU blocks:\s*\d+,\s*#\s*CPU blocks[\s\S]*Maximum concurrency"),
+    ),
+    ("gpu_cpu_blocks", "0.5.5", "V0", re.compile(r"GPU blocks:\s*\d+,\s*#\s*CPU blocks")),
+    # Early V1 (0.6.4–0.7.3, opt-in): "# GPU blocks: %d" alone (v1/core/kv_cache_utils.py).
+    ("gpu_blocks_alone", "0.7.3", "V1", re.compile(r"#\s*GPU blocks:\s*\d+\s*$", re.MULTILINE)),
+)
+_ENGINE_LINE = re.compile(r"Initializing an? (V0|V1) LLM engine")
+
+
+def _log_text(log: VllmLog) -> str:
+    """The cleaned lines of the paste that the parser kept (recognised, then ignored)."""
+    return "\n".join([line.text for line in log.recognised] + list(log.ignored))
+
+
+def release_from_log(log: VllmLog) -> LogRelease | None:
+    """The vLLM release `log` was printed by: its version line, else the era its format belongs to.
+
+    A printed version ("vLLM API server version 0.10.2", "Initializing a V1 LLM engine (v0.9.2)",
+    the banner's "version 0.19.1") is taken as it is. Otherwise each release's own formats tell
+    the era (``_ERA_MARKERS``, newest first): the one-line "Memory profiling results:" of 0.6.4.x
+    (its "Gib" typo: 0.6.4 itself), the three-line "Memory profiling takes … reserved for KV Cache"
+    of V0 0.6.5–0.8.x, "# cuda blocks" (V0 ≥ 0.7.0), "# GPU blocks: N, # CPU blocks: M" (V0 ≤ 0.6.x),
+    "# GPU blocks: N" alone (early V1 ≤ 0.7.3), "GPU KV cache size" without "Available KV cache
+    memory" (V1 0.8.x), "Available KV cache memory: %.2f GiB" (0.9–0.13; rounded without trailing
+    zeros from 0.14), the CUDA-graph profiling lines (0.18 on), the one-line tokens and concurrency
+    (0.28 on); the result is then a representative release of that era and ``inferred``. None when
+    nothing in the log tells.
+
+    >>> found = release_from_log(parse_vllm_log("Memory profiling results: total_gpu_memory=23.58GiB"))
+    >>> found.release, found.inferred, found.evidence, found.era
+    ('0.6.4.post1', True, 'profiling_results', 'V0')
+    """
+    text = _log_text(log)
+    stated = _ENGINE_LINE.search(text)
+    engine: EngineVersion | None = "V0" if stated and stated.group(1) == "V0" else ("V1" if stated else log.version)
+    if log.vllm_version:
+        try:
+            parse_release(log.vllm_version)
+        except KvError:
+            pass
+        else:
+            line = next((item.text for item in log.recognised if "vllm_version" in item.fields), "")
+            return LogRelease(
+                release=log.vllm_version, inferred=False, evidence="version_line", engine=engine, line=line
+            )
+    for evidence, release, era_engine, pattern in _ERA_MARKERS:
+        match = pattern.search(text)
+        if match is not None:
+            start = text.rfind("\n", 0, match.start()) + 1
+            end = text.find("\n", match.start())
+            line = text[start : end if end >= 0 else len(text)]
+            return LogRelease(release=release, inferred=True, evidence=evidence, engine=era_engine, line=line)
+    return None
+
+
+# ---------------------------------------------------------------- the advice, from one estimated budget
+
+#: The highest --gpu-memory-utilization the advice suggests: vLLM accepts up to 1, but the CUDA graphs,
+#: the sampler's scratch and the driver need a little room outside the budget.
+MAX_UTILIZATION = 0.98
+#: The GPU counts the advice tries for more tensor parallelism.
+_MORE_GPUS = (2, 4, 8)
+
+
+def log_flags(log: VllmLog, text: str = "") -> VllmFlags:
+    """The budget-shaping flags a start-up ran with: what the log prints, else a command line in `text`.
+
+    The log's own lines win (the engine config, "non-default args", vLLM's profiler line);
+    ``read_vllm_flags(text)`` fills what they do not say (a ``vllm serve …`` line or the ``# flags:``
+    header of data/vllm_logs). The KV cache dtype is the log's name ("auto" when none).
+    """
+    command = read_vllm_flags(text) if text else VllmFlags()
+    return VllmFlags(
+        gpu_memory_utilization=log.gpu_memory_utilization or command.gpu_memory_utilization,
+        max_model_len=log.requested_max_model_len or command.max_model_len,
+        tensor_parallel_size=log.tensor_parallel_size or command.tensor_parallel_size,
+        pipeline_parallel_size=log.pipeline_parallel_size or command.pipeline_parallel_size,
+        max_num_batched_tokens=log.max_num_batched_tokens or command.max_num_batched_tokens,
+        max_num_seqs=log.max_num_seqs or command.max_num_seqs,
+        enforce_eager=bool(log.enforce_eager) if log.enforce_eager is not None else command.enforce_eager,
+        kv_cache_dtype=log.kv_cache_dtype or command.kv_cache_dtype,
+        block_size=log.block_size or command.block_size,
+    )
+
+
+def _startup_kv_dtype(name: str) -> str:
+    """A log's kv_cache_dtype as vllm_startup takes it: "auto" for the model's 16-bit type, "fp8" for any FP8."""
+    lowered = (name or "auto").lower()
+    if lowered.startswith(("fp8", "float8")) or lowered == "nvfp8":
+        return "fp8"
+    if lowered in ("auto", "bf16", "bfloat16", "fp16", "float16", "half"):
+        return "auto"
+    return lowered
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StartupAdvice:
+    """What vLLM would do with the log's settings on one GPU, and what would make it start (one budget).
+
+    ``estimate`` is :func:`kvcore.vllm_pool.vllm_startup` for the log's release (``release``, or
+    ``kvcore.NEWEST_RELEASE`` when the log does not tell: ``release`` None), the model, the GPU and
+    the flags the log ran with; every other figure is the same call with one setting changed.
+    ``utilization_to_fit``: the smallest --gpu-memory-utilization, in hundredths up to
+    ``MAX_UTILIZATION``, at which the requested max_model_len starts (None: none does).
+    ``longest_max_model_len``: the longest max_model_len that starts at the log's utilisation
+    (None: not even one token). ``fp8_fits``: the same start-up with --kv-cache-dtype fp8 (None when
+    the cache is already FP8). ``tp_to_fit``: the smallest tensor-parallel size of 2, 4, 8 that the
+    model splits into (``kvcore.tensor_parallel_sizes``) and that starts (None: none does).
+    """
+
+    release: LogRelease | None
+    estimate: VllmStartup
+    flags: VllmFlags
+    utilization: float
+    max_model_len: int
+    kv_dtype: str
+    utilization_to_fit: float | None
+    longest_max_model_len: int | None
+    fp8: VllmStartup | None
+    tp_to_fit: int | None
+    tp_estimate: VllmStartup | None
+
+    @property
+    def fits(self) -> bool:
+        """Whether the estimate starts with the log's settings."""
+        return self.estimate.fits
+
+    @property
+    def fp8_fits(self) -> bool | None:
+        """Whether an FP8 cache would start (None: the cache is already FP8)."""
+        return None if self.fp8 is None else self.fp8.fits
+
+
+def startup_advice(
+    log: VllmLog,
+    model: ModelSpec,
+    gpu: GpuSpec,
+    *,
+    flags: VllmFlags | None = None,
+    release: LogRelease | None = None,
+    kv_dtype: str | None = None,
+    weights_dtype: str | None = None,
+    max_model_len: int | None = None,
+) -> StartupAdvice:
+    """vLLM's start-up for the log's settings from the GPU alone, and the changes that would make it start.
+
+    One budget, M · u − W − A − N − G (:func:`kvcore.vllm_pool.vllm_startup`), for the release
+    :func:`release_from_log` names (or `release`), `model` on `gpu`, and the log's flags
+    (:func:`log_flags`: utilisation, default 0.9; max_model_len, default the model's; tp, pp,
+    batch limits, --enforce-eager, block size, KV dtype). `kv_dtype` and `weights_dtype` override
+    the cache's and the checkpoint's format. Then, each by the same call:
+
+    * utilisation to fit = min { u = k / 100 ≤ 0.98 : vllm_startup(u).fits } (the pool grows with u,
+      every other term does not depend on it, so a bisection over k finds it);
+    * longest max_model_len = max { L : vllm_startup(max_model_len=L).fits } (bisection; V0 profiles
+      max(L, 2048) tokens, so the activation term shrinks with L too);
+    * FP8 KV = vllm_startup(kv_dtype="fp8"); more GPUs = the first tp of (2, 4, 8) that fits.
+
+    A log tensor-parallel size that does not split the model is read as 1. Raises KvError for
+    settings vllm_startup refuses (an unknown checkpoint format, pp above the layers).
+    """
+    flags = flags or log_flags(log)
+    release = release if release is not None else release_from_log(log)
+    version = release.release if release is not None else NEWEST_RELEASE
+    try:
+        parse_release(version)
+    except KvError:
+        version = NEWEST_RELEASE
+    u = flags.gpu_memory_utilization if flags.gpu_memory_utilization and 0 < flags.gpu_memory_utilization <= 1 else 0.9
+    length = int(max_model_len or flags.max_model_len or model.max_position_embeddings)
+    tp = flags.tensor_parallel_size if flags.tensor_parallel_size in tensor_parallel_sizes(model, max_gpus=64) else 1
+    cache = _startup_kv_dtype(kv_dtype or flags.kv_cache_dtype)
+
+    def start(**changes: object) -> VllmStartup:
+        settings: dict[str, object] = {
+            "version": version,
+            "utilization": u,
+            "max_model_len": length,
+            "max_num_batched_tokens": flags.max_num_batched_tokens,
+            "max_num_seqs": flags.max_num_seqs,
+            "kv_dtype": cache,
+            "weights_dtype": weights_dtype,
+            "enforce_eager": flags.enforce_eager,
+            "block_size": flags.block_size,
+            "tp": tp,
+            "pp": flags.pipeline_parallel_size,
+        }
+        settings.update(changes)
+        return vllm_startup(model, gpu, **settings)  # type: ignore[arg-type]
+
+    estimate = start()
+    utilization_to_fit = None
+    if start(utilization=MAX_UTILIZATION).fits:
+        low, high = 1, round(MAX_UTILIZATION * 100)  # high fits; find the smallest k that does
+        while low < high:
+            middle = (low + high) // 2
+            if start(utilization=middle / 100).fits:
+                high = middle
+            else:
+                low = middle + 1
+        utilization_to_fit = high / 100
+    longest = None
+    if estimate.fits:
+        longest = length
+    elif start(max_model_len=1).fits:
+        low, high = 1, length - 1  # low fits, length does not
+        while low < high:
+            middle = (low + high + 1) // 2
+            if start(max_model_len=middle).fits:
+                low = middle
+            else:
+                high = middle - 1
+        longest = low
+    fp8 = None if cache == "fp8" else start(kv_dtype="fp8")
+    tp_to_fit, tp_estimate = None, None
+    for size in _MORE_GPUS:
+        if size <= tp or size not in tensor_parallel_sizes(model, max_gpus=size):
+            continue
+        candidate = start(tp=size)
+        if candidate.fits:
+            tp_to_fit, tp_estimate = size, candidate
+            break
+    return StartupAdvice(
+        release=release,
+        estimate=estimate,
+        flags=flags,
+        utilization=u,
+        max_model_len=length,
+        kv_dtype=cache,
+        utilization_to_fit=utilization_to_fit,
+        longest_max_model_len=longest,
+        fp8=fp8,
+        tp_to_fit=tp_to_fit,
+        tp_estimate=tp_estimate,
     )
 
 

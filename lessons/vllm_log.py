@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -12,9 +13,22 @@ import ui
 import ui.practice
 from charts.formatting import count, times
 from charts.vllm_log import checks_ratio_figure, ratio_checks, users_by_context_figure
-from kvcore.units import format_bytes
-from kvcore.vllm_log import MAX_LINES, MAX_TEXT_CHARS, Check, VllmLog, parse_vllm_log, reconcile
+from kvcore.units import GiB, format_bytes
+from kvcore.vllm_log import (
+    MAX_LINES,
+    MAX_TEXT_CHARS,
+    MAX_UTILIZATION,
+    Check,
+    StartupAdvice,
+    VllmLog,
+    log_flags,
+    parse_vllm_log,
+    reconcile,
+    release_from_log,
+    startup_advice,
+)
 from ui import glossary, lesson, t
+from ui.errors import error_text
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -73,7 +87,42 @@ REASON_KEYS = {
     "no_blocks_or_memory": "vllm_log.reason_no_blocks_or_memory",
     "model_parameters_unknown": "vllm_log.reason_model_parameters_unknown",
     "model_has_no_per_token_cache": "vllm_log.reason_model_has_no_per_token_cache",
+    "model_mismatch": "vllm_log.reason_model_mismatch",
+    "hybrid_state_layers": "vllm_log.reason_hybrid_state_layers",
 }
+#: How the release was found (kvcore.vllm_log.release_from_log's evidence codes).
+EVIDENCE_KEYS = {
+    "version_line": "vllm_log.evidence_version_line",
+    "one_line_tokens": "vllm_log.evidence_one_line_tokens",
+    "cuda_graphs_subtracted": "vllm_log.evidence_cuda_graphs_subtracted",
+    "cuda_graphs_estimated": "vllm_log.evidence_cuda_graphs_estimated",
+    "rounded_gib": "vllm_log.evidence_rounded_gib",
+    "model_loading_memory": "vllm_log.evidence_model_loading_memory",
+    "available_and_model_loading": "vllm_log.evidence_available_and_model_loading",
+    "available_two_decimals": "vllm_log.evidence_available_two_decimals",
+    "refusal_estimated_length": "vllm_log.evidence_refusal_estimated_length",
+    "tokens_without_available": "vllm_log.evidence_tokens_without_available",
+    "refusal_gib": "vllm_log.evidence_refusal_gib",
+    "refusal_gb": "vllm_log.evidence_refusal_gb",
+    "profiling_results_typo": "vllm_log.evidence_profiling_results_typo",
+    "profiling_results": "vllm_log.evidence_profiling_results",
+    "v0_model_loading": "vllm_log.evidence_v0_model_loading",
+    "device_blocks": "vllm_log.evidence_device_blocks",
+    "profiling_takes_gpu_blocks": "vllm_log.evidence_profiling_takes_gpu_blocks",
+    "profiling_takes": "vllm_log.evidence_profiling_takes",
+    "gpu_cpu_blocks_concurrency": "vllm_log.evidence_gpu_cpu_blocks_concurrency",
+    "gpu_cpu_blocks": "vllm_log.evidence_gpu_cpu_blocks",
+    "gpu_blocks_alone": "vllm_log.evidence_gpu_blocks_alone",
+}
+#: The budget's terms as kvcore.budget names them.
+TERM_KEYS = {
+    "weights": "vllm_log.term_weights",
+    "activation_peak": "vllm_log.term_activation_peak",
+    "non_torch": "vllm_log.term_non_torch",
+    "cuda_graphs": "vllm_log.term_cuda_graphs",
+}
+#: The log's total memory and the sidebar GPU's differ by more than this: the log ran on another card.
+GPU_MEMORY_TOLERANCE = 0.03
 BYTE_FIELDS = frozenset(item.name for item in dataclasses.fields(VllmLog) if item.name.endswith("_bytes"))
 
 
@@ -174,6 +223,23 @@ try:
 except ValueError as error:
     lesson.stop_with(error)
 advice = result.advice
+release = release_from_log(log)
+flags = log_flags(log, text or "")
+# One budget for every change the page suggests: vLLM's start-up from the GPU alone, with the log's settings.
+startup: StartupAdvice | None = None
+startup_problem = ""
+try:
+    startup = startup_advice(
+        log,
+        model,
+        gpu,
+        flags=flags,
+        release=release,
+        kv_dtype=None if kv_dtype == "log" else kv_dtype,
+        weights_dtype="int8" if weights == "int8" else None,
+    )
+except ValueError as error:
+    startup_problem = error_text(error)
 
 
 def shown_value(value: float | None, unit: str) -> str:
@@ -209,6 +275,23 @@ if log.truncated or len(text or "") >= MAX_TEXT_CHARS:
     st.warning(
         t("vllm_log.truncated", chars=count(MAX_TEXT_CHARS, ui.separators()), lines=count(MAX_LINES, ui.separators()))
     )
+mismatch = result.model_mismatch
+if mismatch is not None:
+    # Before anything says "agrees": these numbers cannot be this model's at these settings.
+    st.error(
+        t(
+            "vllm_log.model_mismatch",
+            model=model.name,
+            implied=ui.num(format_bytes(mismatch.implied_bytes_per_token)),
+            low=ui.num(format_bytes(mismatch.low)),
+            high=ui.num(format_bytes(mismatch.high)),
+            stores=ui.num(format_bytes(mismatch.model_bytes_per_token)),
+            ratio=ui.num(f"{mismatch.ratio:.2f}"),
+            tp=mismatch.tp,
+            b=ui.num(f"{mismatch.kv_bytes_per_value:g}"),
+        ),
+        icon=":material/dangerous:",
+    )
 if not log.recognised:
     st.info(t("vllm_log.nothing_recognised"), icon=":material/content_paste:")
 else:
@@ -223,6 +306,17 @@ else:
             tp=result.tp,
         )
     )
+    if release is not None:
+        st.caption(
+            t(
+                "vllm_log.release_inferred" if release.inferred else "vllm_log.release_stated",
+                release=release.release,
+                era=release.era,
+                evidence=t(EVIDENCE_KEYS.get(release.evidence, "vllm_log.evidence_version_line")),
+            )
+        )
+    else:
+        st.caption(t("vllm_log.release_unknown", newest=kvcore.NEWEST_RELEASE))
 
 # ---------------------------------------------------------------- the main chart: users per context from the pool
 
@@ -275,7 +369,36 @@ row[2].metric(
     count(advice.fp8_longest_context_tokens, ui.separators()) if advice.fp8_longest_context_tokens is not None else "—",
     help=t("vllm_log.metric_fp8_help"),
 )
-if advice.requested_max_model_len is not None and advice.missing_bytes is not None:
+
+
+def changes_that_fit(plan: StartupAdvice) -> list[str]:
+    """What would make the estimated start-up fit, each from the same budget (kvcore.vllm_log.startup_advice)."""
+    said = []
+    util = plan.utilization_to_fit
+    if util is None:
+        said.append(t("vllm_log.advice_utilization_none", top=f"{MAX_UTILIZATION:.2f}"))
+    elif util > plan.utilization:
+        # A flag's value: a point in every language (vLLM rejects "--gpu-memory-utilization 0,95").
+        said.append(t("vllm_log.advice_utilization", u=f"{util:.2f}"))
+    if plan.longest_max_model_len is None:
+        said.append(t("vllm_log.advice_nothing_fits"))
+    elif plan.longest_max_model_len < plan.max_model_len:
+        said.append(t("vllm_log.advice_shorter", longest=str(plan.longest_max_model_len)))
+    if plan.fp8_fits is True:
+        said.append(t("vllm_log.advice_fp8"))
+    elif plan.fp8_fits is False:
+        said.append(t("vllm_log.advice_fp8_not"))
+    if plan.tp_to_fit is not None:
+        said.append(t("vllm_log.advice_more_gpus", n=plan.tp_to_fit))
+    else:
+        said.append(t("vllm_log.advice_more_gpus_none"))
+    return said
+
+
+log_short = advice.requested_max_model_len is not None and advice.missing_bytes is not None and advice.missing_bytes > 0
+if mismatch is not None:
+    st.info(t("vllm_log.advice_needs_model"), icon=":material/info:")
+elif advice.requested_max_model_len is not None and advice.missing_bytes is not None:
     length = count(advice.requested_max_model_len, ui.separators())
     if advice.missing_bytes <= 0:
         st.success(
@@ -287,40 +410,130 @@ if advice.requested_max_model_len is not None and advice.missing_bytes is not No
             icon=":material/check_circle:",
         )
     else:
-        util = advice.gpu_memory_utilization_to_fit
         message = t(
             "vllm_log.advice_short",
             length=length,
             needed=lesson.mem(advice.needed_bytes or 0.0),
             missing=lesson.mem(advice.missing_bytes),
         )
-        if util is not None and util <= 1.0:
-            # A flag's value: a point in every language (vLLM rejects "--gpu-memory-utilization 0,95").
-            message += " " + t("vllm_log.advice_utilization", u=f"{util:.2f}")
-        elif util is not None:
-            message += " " + t("vllm_log.advice_utilization_impossible", u=ui.num(f"{util:.2f}"))
-        if advice.fp8_users_at_requested is not None:
-            message += " " + t("vllm_log.advice_fp8", users=ui.num(f"{advice.fp8_users_at_requested:,.2f}"))
-        if advice.longest_context_tokens is not None:
-            message += " " + t("vllm_log.advice_shorter", longest=count(advice.longest_context_tokens, ui.separators()))
+        if startup is not None and startup.fits:
+            message += " " + t("vllm_log.advice_estimate_fits", gpu=gpu.name)
+        elif startup is not None:
+            message += (
+                " " + t("vllm_log.advice_from_estimate", gpu=gpu.name) + " " + " ".join(changes_that_fit(startup))
+            )
         st.warning(message, icon=":material/warning:")
     if assumed_total or assumed_utilization:
         st.caption(t("vllm_log.advice_assumed", gpu=gpu.name, u=ui.num(f"{DEFAULT_UTILIZATION:.2f}")))
 elif log.no_kv_cache_memory_error:
     st.error(t("vllm_log.no_memory_error"), icon=":material/block:")
-
-with prediction:
-    ui.practice.predict(
-        "users_fit",
-        stem="vllm_log",
-        model=model,
-        gpu=gpu,
-        context_tokens=context_tokens,
-        utilization=advice_log.gpu_memory_utilization,
-        weights_dtype="int8" if weights == "int8" else model.weights_dtype,
-        kv_dtype="bf16" if kv_dtype == "log" else kv_dtype,
-        gpus=result.tp,
+elif startup is not None and log.recognised and not startup.fits:
+    # The log does not say whether it fit: the estimate does, from the same budget as its advice.
+    st.warning(
+        t("vllm_log.estimate_short", length=count(startup.max_model_len, ui.separators()), gpu=gpu.name)
+        + " "
+        + " ".join(changes_that_fit(startup)),
+        icon=":material/warning:",
     )
+
+# ---------------------------------------------------------------- the same settings from the GPU alone
+
+st.subheader(t("vllm_log.estimate_title"))
+if startup is None:
+    st.error(t("vllm_log.estimate_failed", detail=startup_problem), icon=":material/error:")
+else:
+    estimate = startup.estimate
+    budget = estimate.log.budget
+    st.caption(
+        t(
+            "vllm_log.estimate_caption",
+            release=estimate.release.label,
+            era=estimate.release.era,
+            gpu=gpu.name,
+            memory=lesson.mem(budget.memory_bytes),
+            u=f"{startup.utilization:.2f}",
+            length=str(startup.max_model_len),
+            tp=startup.estimate.log.tp,
+            kv=startup.kv_dtype,
+        )
+    )
+    if release is not None and release.era != estimate.release.era:
+        st.caption(t("vllm_log.estimate_other_era", log_era=release.era, era=estimate.release.era))
+    logged_total = log.total_gpu_memory_bytes
+    if logged_total and abs(logged_total - budget.memory_bytes) > GPU_MEMORY_TOLERANCE * budget.memory_bytes:
+        st.info(
+            t("vllm_log.estimate_other_gpu", logged=lesson.mem(logged_total), gpu=gpu.name,
+              memory=lesson.mem(budget.memory_bytes)),
+            icon=":material/memory:",
+        )  # fmt: skip
+    pools = st.columns(2)
+    pools[0].metric(
+        t("vllm_log.metric_log_pool"),
+        lesson.mem(log.kv_pool_bytes) if log.kv_pool_bytes is not None else "—",
+        help=t("vllm_log.metric_log_pool_help"),
+    )
+    pools[1].metric(
+        t("vllm_log.metric_estimate_pool"),
+        lesson.mem(budget.kv_pool_bytes),
+        help=t("vllm_log.metric_estimate_pool_help"),
+    )
+    budget_rows = [
+        {
+            t("vllm_log.column_term"): t("vllm_log.term_usable", u=ui.num(f"{startup.utilization:.2f}")),
+            t("vllm_log.column_bytes"): lesson.mem(budget.usable_bytes),
+        }
+    ]
+    budget_rows += [
+        {
+            t("vllm_log.column_term"): t(TERM_KEYS[term.name]) if term.name in TERM_KEYS else term.name,
+            t("vllm_log.column_bytes"): "− " + lesson.mem(term.bytes),
+        }
+        for term in budget.terms
+    ]
+    budget_rows.append(
+        {
+            t("vllm_log.column_term"): t("vllm_log.term_kv_pool"),
+            t("vllm_log.column_bytes"): lesson.mem(budget.kv_pool_bytes),
+        }
+    )
+    st.table(budget_rows)  # a small fixed table; st.dataframe stays the recognised lines
+    verdict = "vllm_log.estimate_fits" if startup.fits else "vllm_log.estimate_does_not_fit"
+    st.caption(
+        t(
+            verdict,
+            length=count(startup.max_model_len, ui.separators()),
+            blocks=count(estimate.log.num_blocks, ui.separators()),
+        )
+    )
+
+# The predict box asks about the pool the metrics above come from: the log's blocks, else the estimate's pool.
+page_pool = advice.num_blocks * result.block_bytes if advice.num_blocks is not None else None
+if page_pool is None and startup is not None:
+    page_pool = startup.estimate.log.kv_pool_bytes
+predict_utilization = advice_log.gpu_memory_utilization or DEFAULT_UTILIZATION
+weights_name = "int8" if weights == "int8" else model.weights_dtype
+overhead_gib = 0.0
+if page_pool is not None:
+    seed_weights: float | None
+    try:
+        seed_weights = kvcore.model_weights_bytes(
+            model, bytes_per_param=kvcore.bytes_per_value(weights_name), tp=result.tp
+        )
+    except ValueError:
+        seed_weights = None
+    if seed_weights is not None:
+        overhead_gib = max(gpu.memory_bytes * predict_utilization - seed_weights - max(page_pool, 0.0), 0.0) / GiB
+knobs: dict[str, Any] = {
+    "context_tokens": context_tokens,
+    "utilization": predict_utilization,
+    "weights_dtype": weights_name,
+    "kv_dtype": "fp8" if result.kv_bytes_per_value == 1.0 else "bf16",
+    "gpus": result.tp,
+}
+if overhead_gib > 0:
+    knobs["overhead_gib"] = overhead_gib
+with prediction:
+    ui.practice.predict("users_fit", stem="vllm_log", model=model, gpu=gpu, **knobs)
 lesson.takeaway(t("vllm_log.takeaway"))
 
 # ---------------------------------------------------------------- the formula

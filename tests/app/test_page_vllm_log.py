@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import pytest
 
-from i18n import LANGUAGES, translate
-from kvcore.units import format_tokens
-from kvcore.vllm_log import MAX_LINES, parse_vllm_log, reconcile
+from i18n import LANGUAGES, catalogue, translate
+from kvcore.units import GiB, format_gib, format_tokens
+from kvcore.vllm_log import MAX_LINES, log_flags, parse_vllm_log, reconcile, startup_advice
 from tests.app.helpers import TRICKY_PAIRS, metric, page_opener
 
 PAGE = "lessons/vllm_log.py"
@@ -204,3 +205,108 @@ def test_the_utilisation_to_type_keeps_its_point_in_portuguese(app, models, gpus
     [warning] = [w.value for w in app.warning if "--gpu-memory-utilization" in w.value]
     assert f"**{util:.2f}**" in warning
     assert f"**{util:.2f}**".replace(".", ",") not in warning
+
+
+# --- a log that cannot be the model's, the release, and advice from one budget -----------------------
+
+
+def planned(models, gpus, text: str, *, model_id="llama-3.1-8b", gpu_id=GPU_MEMORY_DEFAULT, **kw):
+    """kvcore's one-budget advice for `text`, as the page builds it."""
+    log = parse_vllm_log(text)
+    return startup_advice(log, models[model_id], gpus[gpu_id], flags=log_flags(log, text), **kw)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_log_of_another_model_says_so_at_the_top_and_agrees_on_nothing(app, models, lang):
+    # The default log is Llama 3.1 8B's (issue 10517); Qwen3-8B stores 144 KiB per token, not 128.
+    open_page(app, lang=lang, model="qwen3-8b")
+    assert not app.exception
+    start = translate(lang, "vllm_log.model_mismatch", model="Qwen3 8B", implied="", low="", high="", stores="",
+                      ratio="", tp="", b="").split("**")[1]  # fmt: skip
+    assert app.error and app.error[0].value.startswith(f"**{start}")
+    assert "144" in app.error[0].value and "127" in app.error[0].value
+    agrees = translate(lang, "vllm_log.status_agree")
+    weights = translate(lang, "vllm_log.check_weights_bytes")
+    assert not [line for line in check_lines(app) if line.endswith(f"— {agrees}") and weights not in line]
+    assert any(info.value == translate(lang, "vllm_log.advice_needs_model") for info in app.info)
+
+
+def test_the_right_model_shows_no_mismatch(app):
+    open_page(app)
+    assert not [error for error in app.error if "cannot come from" in error.value]
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_release_is_read_from_the_logs_format(app, lang):
+    open_page(app, lang=lang)
+    expected_caption = translate(
+        lang,
+        "vllm_log.release_inferred",
+        release="0.6.4.post1",
+        era="V0",
+        evidence=translate(lang, "vllm_log.evidence_profiling_results"),
+    )
+    assert expected_caption in [caption.value for caption in app.caption]
+
+
+def test_the_advice_comes_from_vllms_budget_for_the_logs_settings(app, models, gpus):
+    open_page(app)
+    app.button(key="vl_presets_1").click().run()
+    plan = planned(models, gpus, excerpt(PRESETS[1][0]))
+    assert not plan.fits and plan.utilization_to_fit is not None and plan.longest_max_model_len is not None
+    [warning] = [w.value for w in app.warning if w.value.startswith("**It does not fit.**")]
+    assert f"`--gpu-memory-utilization` to **{plan.utilization_to_fit:.2f}**" in warning
+    assert f"`--max-model-len` to **{plan.longest_max_model_len}**" in warning
+    assert translate("en", "vllm_log.advice_fp8" if plan.fp8_fits else "vllm_log.advice_fp8_not") in warning
+    assert f"`--tensor-parallel-size {plan.tp_to_fit}`" in warning
+    # Beside the log's pool, the estimate the advice comes from, with its terms.
+    assert metric(app, "vllm_log.metric_log_pool") == format_gib(2.89 * GiB)
+    assert metric(app, "vllm_log.metric_estimate_pool") == format_gib(plan.estimate.log.kv_pool_bytes)
+    [table] = [table.value for table in app.table]
+    terms = dict(zip(table["Budget term"], table["Memory"], strict=True))
+    assert terms["Weights"] == "− " + format_gib(plan.estimate.log.weights_bytes)
+    assert terms["= KV pool"] == format_gib(plan.estimate.log.kv_pool_bytes)
+    assert any(f"vLLM {plan.estimate.release.label} ({plan.estimate.release.era})" in c.value for c in app.caption)
+
+
+def test_the_advice_keeps_points_in_flags_in_portuguese(app, models, gpus):
+    open_page(app, lang="pt")
+    app.button(key="vl_presets_1").click().run()
+    plan = planned(models, gpus, excerpt(PRESETS[1][0]))
+    [warning] = [w.value for w in app.warning if w.value.startswith("**Não cabe.**")]
+    assert f"`--gpu-memory-utilization` para **{plan.utilization_to_fit:.2f}**" in warning
+    assert f"`--tensor-parallel-size {plan.tp_to_fit}`" in warning
+
+
+def test_a_model_no_setting_fits_is_never_advised_zero(app, models, gpus):
+    open_page(app, model="llama-3.1-405b")
+    text = "Available KV cache memory: -120.00 GiB\nMaximum concurrency for 8,192 tokens per request: 0.00x"
+    paste(app, text)
+    assert not app.exception
+    plan = planned(models, gpus, text, model_id="llama-3.1-405b")
+    assert plan.utilization_to_fit is None and plan.longest_max_model_len is None
+    shown = " ".join(w.value for w in app.warning)
+    assert translate("en", "vllm_log.advice_utilization_none", top="0.98") in shown
+    assert translate("en", "vllm_log.advice_nothing_fits") in shown
+    assert "to **0**" not in shown and "**-" not in shown
+
+
+def test_settings_kvcore_cannot_estimate_give_a_notice_not_a_traceback(app):
+    open_page(app)
+    paste(app, "--pipeline-parallel-size 99\nGPU KV cache size: 1,024 tokens")
+    assert not app.exception
+    start = translate("en", "vllm_log.estimate_failed", detail="")
+    assert any(e.value.startswith(start) and len(e.value) > len(start) for e in app.error)
+
+
+def test_the_predict_box_asks_about_the_pool_the_metric_shows(app, models, gpus):
+    """The box's budget is the log's blocks: typing the floor of the page's "users" metric is right."""
+    open_page(app)
+    _, result = expected(models, gpus, excerpt(PRESETS[0][0]))
+    users = result.advice.users_at_context
+    assert metric(app, "vllm_log.metric_users", context="8,192") == f"{users:,.2f}"
+    [key] = {w.key.removesuffix("_answer") for w in app.text_input if w.key and w.key.startswith("pv_vllm_log_")}
+    app.text_input(key=f"{key}_answer").input(str(math.floor(users)))
+    app.button(key=f"{key}_check").click().run()
+    right = catalogue("en")["practice.verdict_right"].split("{", 1)[0]
+    assert any(message.value.startswith(right) for message in app.success)

@@ -2,15 +2,29 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kvcore.data import load_models
+from kvcore.data import load_gpus, load_models
 from kvcore.units import GiB
-from kvcore.vllm_log import MAX_LINES, MAX_TEXT_CHARS, parse_vllm_log, reconcile
+from kvcore.vllm_log import (
+    MAX_LINES,
+    MAX_TEXT_CHARS,
+    MAX_UTILIZATION,
+    blocks_from_tokens,
+    log_flags,
+    parse_vllm_log,
+    read_log_header,
+    reconcile,
+    release_from_log,
+    startup_advice,
+)
+from kvcore.vllm_pool import vllm_startup
+from kvcore.vllm_versions import NEWEST_RELEASE, vllm_release
 
 LOGS = Path(__file__).resolve().parents[2] / "data" / "vllm_logs"
 
@@ -283,3 +297,252 @@ def test_parsing_any_text_never_raises(text):
 @given(st.text(alphabet=st.sampled_from(list("GPU KV cache size: 0123456789,.x×()#\n-GiB tokens"))))
 def test_reconciling_any_near_miss_text_never_raises(models, text):
     reconcile(parse_vllm_log(text), models["llama-3.1-8b"])
+
+
+# --- The release a log's format belongs to (release_from_log) -------------------------------------
+
+_VERSION_LINE = re.compile(r"(?:LLM engine \(v|vLLM API server version\s+|\bversion\s+)[01]\.\d+")
+
+
+def header_era(header: dict[str, str]) -> str | None:
+    """The era of the release a data/vllm_logs header names, on its GPU and checkpoint (None: no release)."""
+    if "vllm" not in header:
+        return None
+    gpu = load_gpus().get(header.get("gpu", "").split(" ")[0])
+    weights = header.get("weights", "").split(" ")[0] or None
+    return vllm_release(header["vllm"], gpu=gpu, weights_dtype=weights).era
+
+
+@pytest.mark.parametrize("path", sorted(LOGS.glob("*.txt")), ids=lambda path: path.stem)
+def test_the_release_read_from_each_log_is_in_the_era_its_header_states(path):
+    text = path.read_text(encoding="utf-8")
+    era = header_era(read_log_header(text))
+    found = release_from_log(parse_vllm_log(text))
+    if era is None:
+        return
+    assert found is not None
+    assert found.era == era, (found, era)
+
+
+@pytest.mark.parametrize("path", sorted(LOGS.glob("*.txt")), ids=lambda path: path.stem)
+def test_without_its_version_line_each_log_is_still_placed_in_its_era(path):
+    """The format markers alone (no "version X" line, no header) put every stated log in the right era."""
+    text = path.read_text(encoding="utf-8")
+    era = header_era(read_log_header(text))
+    body = "\n".join(line for line in text.splitlines() if not line.startswith("#") and not _VERSION_LINE.search(line))
+    found = release_from_log(parse_vllm_log(body))
+    if era is None:
+        return
+    assert found is not None and found.inferred
+    assert found.era == era, (found, era)
+
+
+def test_a_printed_version_is_taken_as_stated():
+    found = release_from_log(parse_vllm_log("INFO [api_server.py:1805] vLLM API server version 0.10.1.1"))
+    assert found is not None
+    assert (found.release, found.inferred, found.evidence, found.era) == ("0.10.1.1", False, "version_line", "V1")
+
+
+def test_a_v0_engine_line_of_0_8_is_era_v0():
+    # vLLM 0.8.2 on a T4 fell back to V0 and says so: "Initializing a V0 LLM engine (v0.8.2)".
+    found = release_from_log(parse_vllm_log(excerpt("hfcookbook_llama32_3b_t4_colab_serve")))
+    assert found is not None
+    assert (found.release, found.engine, found.era) == ("0.8.2", "V0", "V0")
+
+
+def test_other_software_versions_are_not_vllms():
+    found = release_from_log(parse_vllm_log("CUDA version 12.4\nNCCL version 2.21.5\nGPU KV cache size: 16 tokens"))
+    assert found is not None
+    assert found.inferred and found.evidence == "tokens_without_available"
+
+
+@pytest.mark.parametrize(
+    ("line", "release", "era"),
+    [
+        ("Memory profiling results: total_gpu_memory=23.58GiB memory_usage_post_profile=15.35Gib", "0.6.4", "V0"),
+        ("Memory profiling results: total_gpu_memory=23.58GiB memory_usage_post_profile=15.35GiB", "0.6.4.post1", "V0"),
+        ("# GPU blocks: 1381", "0.7.3", "early V1"),
+        ("# GPU blocks: 1952, # CPU blocks: 2048", "0.5.5", "V0"),
+        ("# cuda blocks: 3637, # CPU blocks: 1170", "0.7.3", "V0"),
+        ("GPU KV cache size: 2,042,016 tokens", "0.8.5", "early V1"),
+        ("Available KV cache memory: 6.51 GiB", "0.13.0", "V1"),
+        ("Available KV cache memory: 12.3 GiB", "0.27.1", "V1"),
+        ("Available KV cache memory: 20 GiB", "0.27.1", "V1"),
+        ("GPU KV cache size: 89,760 tokens, Maximum concurrency for 262,144 tokens per request: 1.36x", "0.33.0", "V1"),
+    ],
+)
+def test_format_markers_give_a_representative_release_of_their_era(line, release, era):
+    found = release_from_log(parse_vllm_log(line))
+    assert found is not None and found.inferred
+    assert (found.release, found.era) == (release, era)
+
+
+def test_a_log_without_markers_has_no_release():
+    assert release_from_log(parse_vllm_log("hello\nMaximum concurrency for 2048 tokens per request: 3.00x")) is None
+
+
+# --- A log whose numbers cannot belong to the selected model --------------------------------------
+
+
+def test_a_real_log_with_the_wrong_model_is_flagged_and_agrees_on_nothing_about_the_cache(models):
+    # Issue 10517 ran Llama 3.1 8B: 3.81 GiB / 31,232 tokens ≈ 130,990 B/token; Qwen3-8B stores 147,456.
+    result = reconcile(parse_vllm_log(excerpt("vllm_10517_llama31_8b_20k")), models["qwen3-8b"])
+    mismatch = result.model_mismatch
+    assert mismatch is not None
+    assert mismatch.implied_bytes_per_token == pytest.approx(3.81 * GiB / 31232)
+    assert mismatch.low <= mismatch.implied_bytes_per_token <= mismatch.high < mismatch.model_bytes_per_token == 147456
+    kv_checks = [check for check in result.checks if check.kind != "weights_bytes"]
+    assert not [check for check in kv_checks if check.status == "agree"]
+    assert result.check("max_concurrency").reason == "model_mismatch"
+
+
+def test_the_right_model_is_not_flagged(models):
+    result = reconcile(parse_vllm_log(excerpt("vllm_10517_llama31_8b_20k")), models["llama-3.1-8b"])
+    assert result.model_mismatch is None
+    assert result.check("max_concurrency").status == "agree"
+
+
+def test_the_implied_interval_holds_the_printed_rounding(models):
+    # 3.805–3.815 GiB over 31,232 tokens (plus up to one unused block): Llama's 131,072 lies inside.
+    result = reconcile(parse_vllm_log(excerpt("vllm_10517_llama31_8b_20k")), models["llama-3.1-8b"])
+    span = result.check("bytes_per_token")
+    assert span is not None and span.low <= span.logged <= span.high
+
+
+@pytest.mark.parametrize("path", sorted(LOGS.glob("*.txt")), ids=lambda path: path.stem)
+def test_no_real_log_is_flagged_against_the_model_it_ran(models, path):
+    text = path.read_text(encoding="utf-8")
+    header = read_log_header(text)
+    model_id = header.get("model", "").split(" ")[0]
+    if model_id not in models or "nomla" in path.stem:  # PR 10927 ran DeepSeek-V2-Lite with MLA switched off
+        return
+    result = reconcile(parse_vllm_log(text), models[model_id])
+    assert result.model_mismatch is None, (path.stem, result.check("bytes_per_token"))
+
+
+def test_a_model_with_linear_attention_state_is_not_checked_per_token(models):
+    text = (LOGS / "index7292846353_qwen3next_80b_2xh200_tp2.txt").read_text(encoding="utf-8")
+    result = reconcile(parse_vllm_log(text), models["qwen3-next-80b-a3b"])
+    check = result.check("bytes_per_token")
+    assert check is not None and (check.status, check.reason) == ("cannot_check", "hybrid_state_layers")
+    assert result.model_mismatch is None
+
+
+# --- Blocks from the logged tokens, not from the rounded GiB --------------------------------------
+
+
+def test_blocks_come_from_the_logged_tokens_not_the_rounded_gib(models):
+    # 93,872 tokens / 16 = 5,867 blocks exactly; floor(5.01 GiB / (16 · 57,344 B)) would say 5,863.
+    log = parse_vllm_log(excerpt("dennislee_repo_qwen2_7b_1xa100_80gb_u025"))
+    assert int(5.01 * GiB // (16 * 57344)) == 5863
+    result = reconcile(log, models["qwen2-7b"], context_tokens=16384)
+    assert result.advice.num_blocks == 5867
+    assert result.advice.longest_context_tokens == 93872
+    assert result.advice.users_at_context == pytest.approx(5867 / 1024)
+
+
+def test_blocks_from_tokens_undoes_both_ways_vllm_prints_them():
+    assert blocks_from_tokens(93872, block_size=16) == 5867
+    # vLLM ≥ 0.20: int(concurrency · L) = int(1,478 · 29,000 / 1,813) = 23,641 tokens.
+    assert blocks_from_tokens(23641, block_size=16, max_model_len=29000) == 1478
+    assert blocks_from_tokens(0, block_size=16) == 0
+
+
+def test_a_log_with_no_blocks_advises_no_zero_length(models):
+    advice = reconcile(parse_vllm_log(excerpt("vllm_13882_qwen25_7b_negative_kv")), models["qwen2.5-7b"]).advice
+    assert advice.num_blocks == 0
+    assert advice.longest_context_tokens is None
+    assert advice.fp8_longest_context_tokens is None
+
+
+# --- The advice, from one budget (startup_advice) --------------------------------------------------
+
+
+def startup_for(name: str, model, gpu, **kw):
+    text = excerpt(name)
+    log = parse_vllm_log(text)
+    return log, startup_advice(log, model, gpu, flags=log_flags(log, text), **kw)
+
+
+def test_the_estimate_uses_the_logs_release_and_flags(models):
+    gpu = load_gpus()["rtx-3090"]
+    log, plan = startup_for("vllm_10517_llama31_8b_29k", models["llama-3.1-8b"], gpu)
+    assert plan.release is not None and plan.release.release == "0.6.4.post1"
+    assert (plan.utilization, plan.max_model_len, plan.kv_dtype) == (0.9, 29000, "auto")
+    same = vllm_startup(models["llama-3.1-8b"], gpu, version="0.6.4.post1", utilization=0.9, max_model_len=29000)
+    assert plan.estimate.log.kv_pool_bytes == same.log.kv_pool_bytes
+    assert plan.estimate.release.era == "V0"
+    # From the GPU alone, within 5 % of the 2.89 GiB vLLM measured.
+    assert plan.estimate.log.kv_pool_bytes == pytest.approx(log.kv_pool_bytes, rel=0.05)
+
+
+def test_the_utilisation_advised_is_the_smallest_that_starts(models):
+    model, gpu = models["llama-3.1-8b"], load_gpus()["rtx-3090"]
+    _, plan = startup_for("vllm_10517_llama31_8b_29k", model, gpu)
+    assert not plan.fits
+    u = plan.utilization_to_fit
+    assert u is not None and plan.utilization < u <= MAX_UTILIZATION
+
+    def start(utilization):
+        return vllm_startup(model, gpu, version="0.6.4.post1", utilization=utilization, max_model_len=29000).fits
+
+    assert start(u) and not start(round(u - 0.01, 2))
+
+
+def test_the_shorter_length_advised_is_the_longest_that_starts(models):
+    model, gpu = models["llama-3.1-8b"], load_gpus()["rtx-3090"]
+    _, plan = startup_for("vllm_10517_llama31_8b_29k", model, gpu)
+    longest = plan.longest_max_model_len
+    assert longest is not None and 1 <= longest < 29000
+
+    def start(length):
+        return vllm_startup(model, gpu, version="0.6.4.post1", utilization=0.9, max_model_len=length).fits
+
+    assert start(longest) and not start(longest + 1)
+
+
+def test_fp8_and_more_gpus_come_from_the_same_budget(models):
+    model, gpu = models["llama-3.1-8b"], load_gpus()["rtx-3090"]
+    _, plan = startup_for("vllm_10517_llama31_8b_29k", model, gpu)
+    fp8 = vllm_startup(model, gpu, version="0.6.4.post1", utilization=0.9, max_model_len=29000, kv_dtype="fp8")
+    assert plan.fp8 is not None and plan.fp8_fits == fp8.fits is True
+    assert plan.tp_to_fit == 2
+    assert plan.tp_estimate is not None and plan.tp_estimate.fits and plan.tp_estimate.log.tp == 2
+
+
+def test_a_model_too_big_for_any_setting_gets_no_zero_or_negative_advice(models):
+    model, gpu = models["llama-3.1-405b"], load_gpus()["rtx-4090"]
+    log = parse_vllm_log(
+        "Available KV cache memory: -120.00 GiB\nMaximum concurrency for 8,192 tokens per request: 0.00x"
+    )
+    plan = startup_advice(log, model, gpu)
+    assert not plan.fits
+    assert plan.utilization_to_fit is None
+    assert plan.longest_max_model_len is None
+    assert plan.fp8_fits is False
+    assert plan.tp_to_fit is None
+
+
+def test_an_fp8_log_is_not_advised_fp8(models):
+    log = parse_vllm_log("non-default args: {'kv_cache_dtype': 'fp8_e4m3', 'max_model_len': 8192}")
+    plan = startup_advice(log, models["llama-3.1-8b"], load_gpus()["rtx-4090"])
+    assert plan.kv_dtype == "fp8" and plan.fp8 is None and plan.fp8_fits is None
+
+
+def test_a_log_without_a_release_is_estimated_at_the_newest(models):
+    plan = startup_advice(parse_vllm_log(""), models["llama-3.1-8b"], load_gpus()["rtx-4090"])
+    assert plan.release is None and plan.estimate.release.label == NEWEST_RELEASE
+    assert plan.max_model_len == models["llama-3.1-8b"].max_position_embeddings
+
+
+def test_flags_come_from_the_log_lines_and_else_the_command_line():
+    text = (
+        "INFO Initializing a V1 LLM engine (v0.10.2) with config: enforce_eager=True, "
+        "tensor_parallel_size=2, pipeline_parallel_size=1, max_seq_len=16384\n"
+        "vllm serve m --max-num-seqs 64 --max-num-batched-tokens 4096 --gpu-memory-utilization 0.8\n"
+    )
+    log = parse_vllm_log(text)
+    assert (log.enforce_eager, log.tensor_parallel_size, log.pipeline_parallel_size) == (True, 2, 1)
+    flags = log_flags(log, text)
+    assert (flags.max_model_len, flags.max_num_seqs, flags.max_num_batched_tokens) == (16384, 64, 4096)
+    assert (flags.gpu_memory_utilization, flags.enforce_eager, flags.tensor_parallel_size) == (0.8, True, 2)
