@@ -103,8 +103,14 @@ with controls:
         pp = lesson.select_slider(
             t("vllm_pool.pp"), key="vp_pp", options=PP_SIZES, value=1, help=t("vllm_pool.pp_help")
         )
+        # Decode context parallelism reuses the TP ranks: CP must divide TP (vllm/config/parallel.py).
         cp = lesson.select_slider(
-            t("vllm_pool.cp"), key="vp_cp", options=CP_SIZES, value=1, help=t("vllm_pool.cp_help")
+            t("vllm_pool.cp"),
+            key="vp_cp",
+            options=[size for size in CP_SIZES if tp % size == 0] or [1],
+            value=1,
+            help=t("vllm_pool.cp_help"),
+            disabled=tp == 1,
         )
 
 try:
@@ -173,9 +179,7 @@ with results:
 
 st.subheader(t("vllm_pool.terms_title", release=release.label))
 st.markdown(
-    "\n".join(
-        t(TERM_KEYS[term.name], size=lesson.mem(term.bytes), source=term.source) for term in log.budget.terms
-    )
+    "\n".join(t(TERM_KEYS[term.name], size=lesson.mem(term.bytes), source=term.source) for term in log.budget.terms)
 )
 st.markdown(
     t(

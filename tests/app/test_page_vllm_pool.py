@@ -107,6 +107,7 @@ def test_a_link_restores_every_setting(app, models, gpus):
         vp_eager="true",
         vp_block_size="32",
         vp_kv_dtype="fp8",
+        vp_tp="2",
         vp_pp="2",
         vp_cp="2",
     )
@@ -121,6 +122,7 @@ def test_a_link_restores_every_setting(app, models, gpus):
         enforce_eager=True,
         block_size=32,
         kv_dtype="fp8",
+        tp=2,
         pp=2,
         cp=2,
     )
