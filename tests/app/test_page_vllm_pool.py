@@ -1,4 +1,4 @@
-"""vLLM's KV pool lesson: the release's start-up from the GPU alone (kvcore.vllm_startup), its log lines, presets, links."""
+"""vLLM's KV pool lesson: the release's start-up from the GPU alone (kvcore.vllm_startup), its log, presets, links."""
 
 from __future__ import annotations
 
@@ -138,7 +138,9 @@ def test_every_term_is_listed_with_its_source(app, models, gpus):
         assert term.source in text
 
 
-@pytest.mark.parametrize(("version", "key"), [("0.6.4.post1", "era_v0"), ("0.8.5", "era_early_v1"), ("0.33.0", "era_v1")])
+@pytest.mark.parametrize(
+    ("version", "key"), [("0.6.4.post1", "era_v0"), ("0.8.5", "era_early_v1"), ("0.33.0", "era_v1")]
+)
 def test_the_page_says_what_the_release_does(app, version, key):
     open_page(app, vp_version=version)
     heading = catalogue("en")[f"vllm_pool.{key}"].split("**")[1].split("{")[0]
