@@ -246,7 +246,7 @@ def batch_defaults(
     ``max(max_model_len, 2048)`` tokens, or the chunked-prefill budget (512 before 0.6.5, then
     2048) when chunked prefill switches itself on, for max_model_len > 32,768. Early V1: 2048
     (``vllm serve``) / 8192 (``LLM``) tokens and 1024 sequences, H100/H200 8192 / 16384 by name
-    from 0.7.0; from 0.8.5 by memory, ≥ 70 GiB (not A100 from 0.9): 8192 / 16384 tokens and
+    from 0.7.0, other GPUs 256 sequences in 0.8.4; from 0.8.5 by memory, ≥ 70 GiB (not A100 from 0.9): 8192 / 16384 tokens and
     1024 sequences, else 2048 / 8192 and 256 (``get_batch_defaults``); from 0.28.0 ≥ 160 GiB:
     16384 tokens for both entries.
 
@@ -266,7 +266,8 @@ def batch_defaults(
     memory = gpu.reported_memory_bytes
     if v < (0, 8, 5):
         big = v >= (0, 7, 0) and ("h100" in name or "h200" in name)
-        return (16384 if llm else 8192) if big else (8192 if llm else 2048), 1024
+        seqs = 1024 if big or v < (0, 8, 4) else 256  # 0.8.4: 256 off H100/H200 (arg_utils.py _set_default_args_v1)
+        return (16384 if llm else 8192) if big else (8192 if llm else 2048), seqs
     big = memory >= 70 * GiB and (v < (0, 9, 0) or "a100" not in name)
     if v >= (0, 28, 0) and memory >= 160 * GiB:
         return 16384, 1024

@@ -19,6 +19,7 @@ from kvcore.vllm_log import (
     log_flags,
     parse_vllm_log,
     read_log_header,
+    read_vllm_flags,
     reconcile,
     release_from_log,
     startup_advice,
@@ -305,12 +306,15 @@ _VERSION_LINE = re.compile(r"(?:LLM engine \(v|vLLM API server version\s+|\bvers
 
 
 def header_era(header: dict[str, str]) -> str | None:
-    """The era of the release a data/vllm_logs header names, on its GPU and checkpoint (None: no release)."""
+    """The era of the release a data/vllm_logs header names, on its GPU, checkpoint and flags (None: no release)."""
     if "vllm" not in header:
         return None
     gpu = load_gpus().get(header.get("gpu", "").split(" ")[0])
     weights = header.get("weights", "").split(" ")[0] or None
-    return vllm_release(header["vllm"], gpu=gpu, weights_dtype=weights).era
+    flags = read_vllm_flags(header.get("flags", ""))
+    return vllm_release(
+        header["vllm"], gpu=gpu, weights_dtype=weights, pp=flags.pipeline_parallel_size, kv_dtype=flags.kv_cache_dtype
+    ).era
 
 
 @pytest.mark.parametrize("path", sorted(LOGS.glob("*.txt")), ids=lambda path: path.stem)

@@ -69,7 +69,8 @@ def test_non_torch_memory_is_the_whole_devices_only_in_0_6_4_and_early_v1():
         ("0.6.4.post1", "rtx-3090", "serve", (20000, 256)),  # max(max_model_len, 2048), V0
         ("0.7.3", "h100-sxm", "serve", (20000, 256)),  # V0 is the default engine of 0.7
         ("0.8.4", "h100-sxm", "serve", (8192, 1024)),  # "h100" in the device name (0.7.0–0.8.4)
-        ("0.8.4", "a100-80gb", "serve", (2048, 1024)),
+        ("0.8.3", "a100-80gb", "serve", (2048, 1024)),
+        ("0.8.4", "a100-80gb", "serve", (2048, 256)),  # 0.8.4: 256 sequences off H100/H200
         ("0.8.5", "a100-80gb", "llm", (16384, 1024)),  # ≥ 70 GiB from 0.8.5, A100 not yet excluded
         ("0.9.2", "a100-80gb", "serve", (2048, 256)),  # "a100" not in device_name (0.9 on)
         ("0.27.0", "b200", "serve", (8192, 1024)),
