@@ -246,9 +246,9 @@ def batch_defaults(
     ``max(max_model_len, 2048)`` tokens, or the chunked-prefill budget (512 before 0.6.5, then
     2048) when chunked prefill switches itself on, for max_model_len > 32,768. Early V1: 2048
     (``vllm serve``) / 8192 (``LLM``) tokens and 1024 sequences, H100/H200 8192 / 16384 by name
-    from 0.7.0, other GPUs 256 sequences in 0.8.4; from 0.8.5 by memory, ≥ 70 GiB (not A100 from 0.9): 8192 / 16384 tokens and
-    1024 sequences, else 2048 / 8192 and 256 (``get_batch_defaults``); from 0.28.0 ≥ 160 GiB:
-    16384 tokens for both entries.
+    from 0.7.0, other GPUs 256 sequences in 0.8.4; from 0.8.5 by memory, ≥ 70 GiB (not A100
+    from 0.9): 8192 / 16384 tokens and 1024 sequences, else 2048 / 8192 and 256
+    (``get_batch_defaults``); from 0.28.0 ≥ 160 GiB: 16384 tokens for both entries.
 
     >>> from kvcore.data import load_gpus
     >>> gpus = load_gpus()
