@@ -49,13 +49,6 @@ lesson.scenario_buttons("vllm_pool", key="vp_presets")
 controls, results = st.columns([1, 2], gap="large")
 
 with controls:
-    version = lesson.select_slider(
-        t("vllm_pool.version"),
-        key="vp_version",
-        options=RELEASES,
-        value=kvcore.NEWEST_RELEASE,
-        help=t("vllm_pool.version_help"),
-    )
     utilization = lesson.slider(
         t("vllm_pool.utilization"),
         key="vp_utilization",
@@ -74,6 +67,13 @@ with controls:
         value=min(8192, longest),
         step=16,
         help=t("vllm_pool.max_model_len_help", maximum=ui.num(format_tokens(longest))),
+    )
+    version = lesson.select_slider(
+        t("vllm_pool.version"),
+        key="vp_version",
+        options=RELEASES,
+        value=kvcore.NEWEST_RELEASE,
+        help=t("vllm_pool.version_help"),
     )
     eager = lesson.toggle(t("vllm_pool.eager"), key="vp_eager", help=t("vllm_pool.eager_help"))
     with lesson.secondary():

@@ -97,11 +97,15 @@ def test_the_memory_calculator_states_the_whole_card_and_the_servers_view(app, c
 
 @pytest.mark.parametrize(("model_id", "gpu_id", "tp"), CASES)
 def test_the_vllm_pool_page_shows_the_clis_blocks_tokens_and_concurrency(app, capsys, model_id, gpu_id, tp):
-    # The page's vLLM budget: activation peak of an 8,192-token profile run + 0.5 GiB non-torch + 0.5 GiB graphs.
-    # The seed's rule with the same bytes as its one overhead is the same budget (kvcore.budget).
-    model = kvcore.load_models()[model_id]
-    taken = float(kvcore.activation_peak_bytes(model, max_num_batched_tokens=8192)) + 0.5 * GiB + 0.5 * GiB
-    result = capacity(capsys, model_id, gpu_id, tp, "--overhead-gib", repr(taken / GiB))
+    # The page and `capacity` without --overhead-gib estimate the same start-up: the newest modelled
+    # vLLM release on this GPU (kvcore.vllm_startup), every term from the GPU alone.
+    result = cli_json(
+        capsys,
+        "capacity",
+        *("--model", model_id, "--gpu", gpu_id, "--tp", str(tp)),
+        *("--context", str(CONTEXT), "--max-model-len", str(CONTEXT)),
+    )
+    assert result["vllm_version"] == kvcore.NEWEST_RELEASE
     open_page(app, "lessons/vllm_pool.py", model=model_id, gpu=gpu_id, vp_max_model_len=str(CONTEXT), vp_tp=str(tp))
     assert metric(app, "vllm_pool.metric_pool") == format_gib(result["kv_pool_bytes"])
     assert metric(app, "vllm_pool.metric_blocks") == format_tokens(result["num_blocks"])
