@@ -15,7 +15,7 @@ import pytest
 
 import kvcore
 from i18n import catalogue
-from kvcore.units import GiB, format_gib, format_tokens
+from kvcore.units import format_gib, format_tokens
 from tests.app.helpers import cli_json, metric, open_page
 
 CONTEXT = 8192

@@ -128,7 +128,9 @@ def test_a_compute_bound_decode_step_is_the_same_on_the_page_and_in_the_cli(app,
     # Falcon 7B (one KV head: 8 KiB a token) on an RTX 4090, 256 users at 1,024 tokens: ≈ 16.5 ms of reading,
     # ≈ 23.3 ms of compute, so the roofline takes the compute term. (gpt-oss-20b was the case until a batch of
     # 256 was read as touching nearly all its 32 experts: now memory-bound.)
-    result = cli_json(capsys, "decode", "--model", "falcon-7b", "--gpu", "rtx-4090", "--context", "1024", "--batch", "256")
+    result = cli_json(
+        capsys, "decode", "--model", "falcon-7b", "--gpu", "rtx-4090", "--context", "1024", "--batch", "256"
+    )
     assert result["bound"] == "compute" and result["step_time_s"] == result["compute_time_s"]
     open_page(app, DECODE_SPEED, model="falcon-7b", gpu="rtx-4090", ds_context="1024", ds_batch="256")
     assert metric(app, "decode_speed.metric_step") == format_seconds(result["step_time_s"])
