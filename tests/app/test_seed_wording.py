@@ -3,8 +3,9 @@
 The course texts (../shared/seeds/*.txt, beside the repository) are what the lessons teach
 from, not what they quote. A catalogue string may quote a figure or a phrase of a text
 inside quotation marks (“…”, "…", «…»); outside them it must not share a run of
-NGRAM or more consecutive words with any text, once case, accents and punctuation are
-set aside (and LaTeX commands, which are notation). The texts are not part of the repository: without them (CI) the test skips.
+NGRAM or more consecutive words with any text, once case, accents, punctuation and
+LaTeX commands (notation, not wording) are set aside. The texts are not part of the
+repository: without them (CI) the test skips.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from i18n import LANGUAGES, catalogue
 SEEDS_DIR = Path(__file__).resolve().parents[3] / "shared" / "seeds"
 NGRAM = 8
 
-#: LaTeX commands (\\cdot, \\frac): notation, not wording. A formula is no sentence to copy.
+#: LaTeX commands (\cdot, \frac): notation, not wording. A formula is no sentence to copy.
 LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
 #: Quoted spans a text may take word for word from a course text: “…”, "…" and «…».
 QUOTED = re.compile(r"“[^”]*”|\"[^\"]*\"|«[^»]*»")
