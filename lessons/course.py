@@ -13,6 +13,14 @@ from ui import course, lesson, t
 lesson.rerun_alone(__file__)
 
 lesson.header(t("course.title"), t("course.intro"))
+st.caption(
+    t(
+        "course.texts",
+        text_000=t("course_text.000"),
+        text_002=t("course_text.002"),
+        text_004=t("course_text.004"),
+    )
+)
 
 shared = course.course_from_url()
 if shared is not None and shared.dropped:

@@ -96,7 +96,7 @@ def test_the_sharded_lines_divide_kvcores_bytes_over_the_gpus(models):
 
 def test_the_seed_point_is_marked_where_the_caller_puts_it(models):
     figure = time_figure(models, seed_point=(1_000_000, seeds.SEED_004.token_s))
-    point = trace(figure, "text 004: ~95 ms")
+    point = trace(figure, f"{translate('en', 'course_text.004')}: ~95 ms")
     assert (point.x[0], point.y[0]) == (1_000_000, pytest.approx(95.0))
 
 

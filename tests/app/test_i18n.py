@@ -184,3 +184,46 @@ def test_prompt_cache_prices_are_not_one_rule_for_every_provider(lang):
     for key in ("prefix_caching.two_caches", "prefix_caching.read_help", "quiz.pc_vs_prompt_why"):
         text = catalogue(lang)[key]
         assert "OpenAI" in text and "Anthropic" in text, key
+
+
+#: How the code and its authors call the course texts; a student sees their names instead (issue 15).
+COURSE_TEXT_JARGON = re.compile(r"seed 0|texto? 0\d\d|texto do curso|course text\b", re.IGNORECASE)
+#: Texts about the random seed of a simulation: the only ones where the word "seed" belongs.
+RANDOM_SEED_KEYS = {
+    "paged_attention.seed",
+    "paged_attention.seed_help",
+    "preemption.seed",
+    "preemption.seed_help",
+    "preemption.chart_subtitle",
+}
+COURSE_TEXTS = ("course_text.000", "course_text.002", "course_text.004")
+#: "o texto «…»" / "the text “…”": where a text names a course text, in each language's quotation marks.
+NAMED_TEXT = {"pt": re.compile(r"texto («[^»]*»)"), "en": re.compile(r"text (“[^”]*”)")}
+
+
+def without_placeholders(text: str) -> str:
+    return re.sub(r"\{[^{}]*\}", "", text)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_text_calls_a_course_text_by_its_internal_name(lang):
+    jargon = {key: match.group() for key, text in catalogue(lang).items() if (match := COURSE_TEXT_JARGON.search(text))}
+    assert jargon == {}
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_the_word_seed_only_means_a_random_seed(lang):
+    seeded = [
+        key
+        for key, text in catalogue(lang).items()
+        if re.search(r"\bseeds?\b", without_placeholders(text), re.IGNORECASE) and key not in RANDOM_SEED_KEYS
+    ]
+    assert seeded == []
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_named_course_text_goes_by_its_one_name(lang):
+    texts = catalogue(lang)
+    names = {texts[key] for key in COURSE_TEXTS}
+    named = {name for text in texts.values() for name in NAMED_TEXT[lang].findall(text)}
+    assert named == names

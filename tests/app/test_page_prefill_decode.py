@@ -101,19 +101,20 @@ def test_the_seeds_h100_ridge_is_shown_beside_the_datasheets(app, gpus):
     ridge = timing.effective_ridge_point(
         peak_flop_per_s=h100.bf16_dense_flop_per_s, bandwidth_bytes_per_s=h100.bandwidth_bytes_per_s
     )
-    [text] = [md.value for md in app.markdown if md.value.startswith("**Seed 004 says**")]
+    says = translate("en", "course_text.004")
+    [text] = [md.value for md in app.markdown if md.value.startswith(f"**The text {says} says**")]
     assert "**about 300**" in text
     assert f"**{units.format_flop_per_byte(ridge)}**" in text
 
 
 def test_a_short_prompt_says_that_even_prefill_waits_for_memory(app):
     open_page(app, gpu="h100-sxm", pd_prompt="128")
-    assert any("Seed 002" in info.value for info in app.info)
+    assert any(translate("en", "course_text.002") in info.value for info in app.info)
 
 
 def test_a_long_prompt_needs_no_such_note(app):
     open_page(app, gpu="h100-sxm", pd_prompt="8192")
-    assert not any("Seed 002" in info.value for info in app.info)
+    assert not any(translate("en", "course_text.002") in info.value for info in app.info)
 
 
 def test_a_url_restores_every_control(app, models, gpus):
