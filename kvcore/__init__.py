@@ -36,6 +36,7 @@ from .variants import *  # noqa: F403
 from .vllm_log import *  # noqa: F403
 from .vllm_pool import *  # noqa: F403
 from .vllm_runs import *  # noqa: F403
+from .vllm_startup import *  # noqa: F403
 from .vllm_versions import *  # noqa: F403
 
 #: The modules whose names the package re-exports: each submodule imported above that declares an ``__all__``

@@ -56,7 +56,7 @@ from .timing import (
     ridge_point,
     tokens_per_s,
 )
-from .vllm_pool import vllm_startup
+from .vllm_startup import vllm_startup
 from .vllm_versions import NEWEST_RELEASE, parse_release
 
 EXIT_BAD_INPUT = 2
@@ -380,7 +380,7 @@ def run_capacity(args: argparse.Namespace) -> dict[str, Any]:
     """The KV pool and what it holds: vLLM's estimate by release, the seed's rule, or a given pool.
 
     Without --kv-memory-gib and --overhead-gib the pool is what the chosen vLLM release
-    (--vllm-version, default the newest modelled) would leave on --gpu (kvcore.vllm_pool.vllm_startup);
+    (--vllm-version, default the newest modelled) would leave on --gpu (kvcore.vllm_startup.vllm_startup);
     --overhead-gib switches to the seed's rule (VRAM · u − weights − overhead); --kv-memory-gib takes
     the logged pool and does the block arithmetic only.
     """

@@ -19,7 +19,7 @@ within the rounding vLLM printed them with; when the pool and tokens imply bytes
 the model cannot store, it says so once (``Reconciliation.model_mismatch``) and no KV check
 agrees. :func:`release_from_log` names the release (printed, or inferred from the format), and
 :func:`startup_advice` prices every change (utilisation, max_model_len, FP8 KV, more GPUs) on one
-budget, :func:`kvcore.vllm_pool.vllm_startup` for the log's release and flags. Everything is
+budget, :func:`kvcore.vllm_startup.vllm_startup` for the log's release and flags. Everything is
 bytes and tokens.
 """
 
@@ -44,7 +44,7 @@ from .memory import model_weights_bytes
 from .model import ModelSpec
 from .timing import tensor_parallel_sizes
 from .units import GiB
-from .vllm_pool import VllmStartup, vllm_startup
+from .vllm_startup import VllmStartup, vllm_startup
 from .vllm_versions import NEWEST_RELEASE, parse_release, vllm_release
 
 __all__ = [
@@ -1097,7 +1097,7 @@ def _startup_kv_dtype(name: str) -> str:
 class StartupAdvice:
     """What vLLM would do with the log's settings on one GPU, and what would make it start (one budget).
 
-    ``estimate`` is :func:`kvcore.vllm_pool.vllm_startup` for the log's release (``release``, or
+    ``estimate`` is :func:`kvcore.vllm_startup.vllm_startup` for the log's release (``release``, or
     ``kvcore.NEWEST_RELEASE`` when the log does not tell: ``release`` None), the model, the GPU and
     the flags the log ran with; every other figure is the same call with one setting changed.
     ``utilization_to_fit``: the smallest --gpu-memory-utilization, in hundredths up to
@@ -1144,7 +1144,7 @@ def startup_advice(
 ) -> StartupAdvice:
     """vLLM's start-up for the log's settings from the GPU alone, and the changes that would make it start.
 
-    One budget, M · u − W − A − N − G (:func:`kvcore.vllm_pool.vllm_startup`), for the release
+    One budget, M · u − W − A − N − G (:func:`kvcore.vllm_startup.vllm_startup`), for the release
     :func:`release_from_log` names (or `release`), `model` on `gpu`, and the log's flags
     (:func:`log_flags`: utilisation, default 0.9; max_model_len, default the model's; tp, pp,
     batch limits, --enforce-eager, block size, KV dtype). `kv_dtype` and `weights_dtype` override

@@ -7,7 +7,7 @@ verbatim (:func:`kvcore.vllm_log.read_log_header`). A start-up is *excluded* (``
 with the reason) when something outside the GPU, the model and the flags decided it — other
 processes on the card, a virtual GPU — or when the thread does not say which GPU or release ran.
 
-:func:`compare_startup` runs :func:`kvcore.vllm_pool.vllm_startup` with the header's settings and
+:func:`compare_startup` runs :func:`kvcore.vllm_startup.vllm_startup` with the header's settings and
 sets its pool and verdict beside the log's: the figures the README's table reports and the golden
 test (tests/kvcore/test_vllm_runs.py) holds.
 """
@@ -26,7 +26,7 @@ from .kv import kv_bytes_per_token
 from .model import ModelSpec
 from .units import GiB
 from .vllm_log import VllmFlags, VllmLog, parse_vllm_log, read_log_header, read_vllm_flags
-from .vllm_pool import VllmStartup, vllm_startup
+from .vllm_startup import VllmStartup, vllm_startup
 from .vllm_versions import Entry
 
 __all__ = [
@@ -172,7 +172,7 @@ class StartupComparison:
 def compare_startup(
     run: LoggedStartup, *, models: dict[str, ModelSpec] | None = None, gpus: dict[str, GpuSpec] | None = None
 ) -> StartupComparison:
-    """Estimate `run` from its GPU, model and flags alone (:func:`kvcore.vllm_pool.vllm_startup`) and compare.
+    """Estimate `run` from its GPU, model and flags alone (:func:`kvcore.vllm_startup.vllm_startup`) and compare.
 
     ``from_logged_pool`` is the same start-up handed the logged pool (vLLM's ``--kv-cache-memory``):
     its blocks, tokens and concurrency check kvcore's block arithmetic apart from the budget. The

@@ -14,7 +14,8 @@ import ui.practice
 from charts.formatting import times
 from charts.vllm_pool import pool_waterfall_figure, utilization_figure
 from kvcore.units import GiB, format_bytes, format_tokens
-from kvcore.vllm_pool import pool_curve, stage_layers, startup_lines
+from kvcore.vllm_pool import pool_curve, stage_layers
+from kvcore.vllm_startup import startup_lines
 from ui import glossary, lesson, t
 from ui.formula import latex_number
 
@@ -114,7 +115,7 @@ with controls:
         )
 
 try:
-    # The whole start-up as the chosen release builds it, from the GPU alone (kvcore.vllm_pool.vllm_startup).
+    # The whole start-up as the chosen release builds it, from the GPU alone (kvcore.vllm_startup.vllm_startup).
     startup = kvcore.vllm_startup(
         model,
         gpu,

@@ -10,7 +10,7 @@ import kvcore
 from course.exercises import exercise_for
 from i18n import LANGUAGES, catalogue
 from kvcore.units import format_tokens
-from kvcore.vllm_pool import startup_lines
+from kvcore.vllm_startup import startup_lines
 from tests.app.helpers import metric, no_bad_combination, page_opener
 
 PAGE = "lessons/vllm_pool.py"

@@ -24,7 +24,7 @@ from kvcore.vllm_log import (
     release_from_log,
     startup_advice,
 )
-from kvcore.vllm_pool import vllm_startup
+from kvcore.vllm_startup import vllm_startup
 from kvcore.vllm_versions import NEWEST_RELEASE, vllm_release
 
 LOGS = Path(__file__).resolve().parents[2] / "data" / "vllm_logs"
