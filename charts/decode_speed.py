@@ -264,6 +264,6 @@ def experts_read_figure(
             showlegend=False,
         )
     )
-    figure.update_xaxes(type="log")
+    figure.update_xaxes(type="log", dtick=1)  # one tick per power of ten
     figure.update_yaxes(rangemode="tozero")
     return titled(figure, labels, separators=separators)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from kvcore.vllm_log import (
     VllmLog,
     log_flags,
     parse_vllm_log,
+    read_log_header,
     reconcile,
     release_from_log,
     startup_advice,
@@ -44,6 +46,8 @@ EXCERPTS = (
     ("vllm_pr12569_llama31_70b_w8a8_v1", "llama-3.1-70b", "int8", "vllm_log.preset_12569"),
 )
 DEFAULT_EXCERPT = EXCERPTS[0][0]
+#: A header line of data/vllm_logs ("# gpu: rtx-3090"), as kvcore.vllm_log.read_log_header reads them.
+HEADER_LINE = re.compile(r"^#\s*[a-z][a-z0-9\-]*:")
 KV_DTYPES = ("log", "bf16", "fp8")
 KV_DTYPE_KEYS = {"log": "vllm_log.kv_from_log", "bf16": "vllm_log.kv_bf16", "fp8": "vllm_log.kv_fp8"}
 WEIGHTS = ("released", "int8")
@@ -127,16 +131,24 @@ BYTE_FIELDS = frozenset(item.name for item in dataclasses.fields(VllmLog) if ite
 
 
 @st.cache_data(show_spinner=False)
-def load_excerpts() -> dict[str, tuple[str, str]]:
-    """Each excerpt by name: (its source URL, the log without the source line). Missing files are skipped."""
+def load_excerpts() -> dict[str, tuple[str, str, str]]:
+    """Each excerpt by name: (its source URL, the log without its header, the GPU id the header names, or "").
+
+    The header (``# key: value`` lines: source, release, model, GPU, flags…) is the data set's, not the
+    log's: a student pastes what vLLM printed. Missing files are skipped.
+    """
     excerpts = {}
     for name, *_ in EXCERPTS:
         try:
             text = (EXCERPTS_DIR / f"{name}.txt").read_text(encoding="utf-8")
         except OSError:
             continue
-        first, _, rest = text.partition("\n")
-        excerpts[name] = (first.removeprefix("# source:").strip().split(" ")[0], rest)
+        header = read_log_header(text)
+        lines = text.splitlines(keepends=True)
+        first_log_line = next((i for i, line in enumerate(lines) if not HEADER_LINE.match(line.strip())), len(lines))
+        body = "".join(lines[first_log_line:])
+        gpu_id = header.get("gpu", "").split(" ")[0]
+        excerpts[name] = (header.get("source", "").split(" ")[0], body, gpu_id)
     return excerpts
 
 
@@ -154,7 +166,8 @@ if shown:
             lesson.Preset(
                 label=t(label_key),
                 help=t("vllm_log.preset_help", source=excerpts[name][0], model=ui.models()[model_id].name),
-                values={"vl_text": excerpts[name][1], "model": model_id, "vl_weights": weights, "vl_kv_dtype": "log"},
+                values={"vl_text": excerpts[name][1], "model": model_id, "vl_weights": weights, "vl_kv_dtype": "log"}
+                | ({"gpu": excerpts[name][2]} if excerpts[name][2] in ui.gpus() else {}),
             )
             for name, model_id, weights, label_key in shown
         ],
@@ -162,7 +175,7 @@ if shown:
     )
 
 # The paste is not bound to the URL: a log is too long for an address.
-st.session_state.setdefault("vl_text", excerpts.get(DEFAULT_EXCERPT, ("", ""))[1])
+st.session_state.setdefault("vl_text", excerpts.get(DEFAULT_EXCERPT, ("", "", ""))[1])
 text = st.text_area(
     t("vllm_log.text_label"),
     key="vl_text",

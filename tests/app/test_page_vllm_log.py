@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,10 @@ GPU_MEMORY_DEFAULT = "rtx-4090"
 
 
 def excerpt(name: str) -> str:
-    return (LOGS / f"{name}.txt").read_text(encoding="utf-8").partition("\n")[2]
+    """The log as the page loads it: without the data set's "# key: value" header."""
+    lines = (LOGS / f"{name}.txt").read_text(encoding="utf-8").splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if not re.match(r"#\s*[a-z][a-z0-9\-]*:", line.strip()))
+    return "".join(lines[start:])
 
 
 open_page = page_opener(PAGE)
@@ -252,7 +256,7 @@ def test_the_release_is_read_from_the_logs_format(app, lang):
 def test_the_advice_comes_from_vllms_budget_for_the_logs_settings(app, models, gpus):
     open_page(app)
     app.button(key="vl_presets_1").click().run()
-    plan = planned(models, gpus, excerpt(PRESETS[1][0]))
+    plan = planned(models, gpus, excerpt(PRESETS[1][0]), gpu_id="rtx-3090")  # the preset sets the log's GPU
     assert not plan.fits and plan.utilization_to_fit is not None and plan.longest_max_model_len is not None
     [warning] = [w.value for w in app.warning if w.value.startswith("**It does not fit.**")]
     assert f"`--gpu-memory-utilization` to **{plan.utilization_to_fit:.2f}**" in warning
@@ -272,7 +276,7 @@ def test_the_advice_comes_from_vllms_budget_for_the_logs_settings(app, models, g
 def test_the_advice_keeps_points_in_flags_in_portuguese(app, models, gpus):
     open_page(app, lang="pt")
     app.button(key="vl_presets_1").click().run()
-    plan = planned(models, gpus, excerpt(PRESETS[1][0]))
+    plan = planned(models, gpus, excerpt(PRESETS[1][0]), gpu_id="rtx-3090")  # the preset sets the log's GPU
     [warning] = [w.value for w in app.warning if w.value.startswith("**Não cabe.**")]
     assert f"`--gpu-memory-utilization` para **{plan.utilization_to_fit:.2f}**" in warning
     assert f"`--tensor-parallel-size {plan.tp_to_fit}`" in warning
@@ -310,3 +314,10 @@ def test_the_predict_box_asks_about_the_pool_the_metric_shows(app, models, gpus)
     app.button(key=f"{key}_check").click().run()
     right = catalogue("en")["practice.verdict_right"].split("{", 1)[0]
     assert any(message.value.startswith(right) for message in app.success)
+
+
+def test_a_preset_pastes_the_log_alone_and_picks_the_gpu_it_ran_on(app):
+    open_page(app)
+    app.button(key="vl_presets_0").click().run()
+    assert app.session_state["gpu"] == "rtx-3090"  # its header: "# gpu: rtx-3090"
+    assert not any(line.startswith("# ") for line in app.text_area(key="vl_text").value.splitlines())
