@@ -384,9 +384,9 @@ lesson.chart(fit_figure, key="ag_fit_chart")
 st.markdown(
     t(
         "agent_1m.fit_text",
-        bf16=quantized["bf16"].gpus_to_fit,
-        fp8=fp8.gpus_to_fit,
-        int4=int4.gpus_to_fit,
+        bf16=ui.plural("agent_1m.gpus_count", quantized["bf16"].gpus_to_fit),
+        fp8=ui.plural("agent_1m.gpus_count", fp8.gpus_to_fit),
+        int4=ui.plural("agent_1m.gpus_count", int4.gpus_to_fit),
         tokens=ui.num(format_tokens(context_tokens)),
     )
 )

@@ -160,7 +160,7 @@ with results:
             "x_title": t("chart.context_axis"),
             "y_title": t("decode_speed.chart_bytes_axis", unit=lesson.memory_unit()),
             "weights": t("decode_speed.chart_weights"),
-            "kv": t("decode_speed.chart_kv", batch=batch),
+            "kv": t("decode_speed.chart_kv", batch=ui.plural("decode_speed.conversations", batch)),
             "current": t("chart.current"),
             "crossover": t("decode_speed.chart_crossover"),
             "tokens": t("chart.tokens"),
@@ -214,7 +214,7 @@ fleet = {
     "gpus": ui.plural("decode_speed.gpus", tp),
     "per_gpu_weights": lesson.mem(weights_read / tp),
     "per_gpu_kv": lesson.mem(kv_read / tp),
-    "kv_heads": kv_heads_per_gpu,
+    "kv_heads": ui.plural("kv_heads.count", kv_heads_per_gpu),
     "bandwidth": ui.num(format_bandwidth(tp * gpu.bandwidth_bytes_per_s)),
     "fleet": lesson.mem(float(read.total)),
     "one_gpu": lesson.mem(float(one_gpu_read.total)),
@@ -228,7 +228,7 @@ row[2].metric(t("decode_speed.metric_fleet_bytes"), fleet["fleet"], help=t("deco
 if model.attention_type == "MLA" and tp > 1:
     st.markdown(t("decode_speed.tp_mla", **fleet))
 elif float(read.kv_bytes) > float(one_gpu_read.kv_bytes):
-    st.markdown(t("decode_speed.tp_replicated", heads=model.num_key_value_heads, **fleet))
+    st.markdown(t("decode_speed.tp_replicated", heads=ui.plural("kv_heads.count", model.num_key_value_heads), **fleet))
 elif tp > 1:
     st.markdown(t("decode_speed.tp_same", **fleet))
 else:

@@ -86,7 +86,11 @@ with controls:
         options=ui.kv_head_choices(model),
         value=model.num_key_value_heads,
         disabled=is_mla,
-        help=t("memory.kv_heads_help", heads=model.num_attention_heads, own=model.num_key_value_heads),
+        help=t(
+            "memory.kv_heads_help",
+            heads=model.num_attention_heads,
+            own=ui.plural("kv_heads.count", model.num_key_value_heads),
+        ),
     )
     if is_mla:
         st.caption(t("memory.kv_heads_mla"))
@@ -437,7 +441,7 @@ for row in seeds.SEED_002_CACHE_TABLE:
                 "memory.seed_here",
                 name=real_model.name,
                 kind=real_model.attention_type,
-                kv_heads=real_model.num_key_value_heads,
+                kv_heads=ui.plural("kv_heads.count", real_model.num_key_value_heads),
                 heads=real_model.num_attention_heads,
             ),
             t("memory.seed_col_context"): ui.num(format_tokens(seed_context)),

@@ -229,7 +229,10 @@ lesson.chart(
         slots_per_cell=slots_per_cell,
         labels={
             "title": t("paged_attention.map_chart_title"),
-            "subtitle": t("paged_attention.map_chart_subtitle", slots=ui.num(format_tokens(slots_per_cell))),
+            "subtitle": t(
+                "paged_attention.map_chart_subtitle",
+                slots=ui.plural("paged_attention.slots", slots_per_cell, ui.num(format_tokens(slots_per_cell))),
+            ),
             "contiguous": t("paged_attention.contiguous"),
             "paged": t("paged_attention.paged"),
             "request": t("paged_attention.request"),

@@ -311,7 +311,7 @@ else:
     st.caption(
         t(
             "vllm_log.read_summary",
-            lines=len(log.recognised),
+            lines=ui.plural("vllm_log.lines_recognized", len(log.recognised)),
             version=log.version or "?",
             model=model.name,
             per_token=ui.num(format_bytes(result.bytes_per_token)),

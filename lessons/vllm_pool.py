@@ -161,7 +161,9 @@ with results:
         unit=unit,
         labels={
             "title": t("vllm_pool.waterfall_title"),
-            "subtitle": t("vllm_pool.waterfall_subtitle", gpu=gpu.name, model=model.name, gpus=log.gpus),
+            "subtitle": t(
+                "vllm_pool.waterfall_subtitle", gpu=gpu.name, model=model.name, gpus=ui.plural("gpus.count", log.gpus)
+            ),
             "y_title": t("vllm_pool.waterfall_axis", unit=unit),
             "vram": t("vllm_pool.bar_vram"),
             "held_back": t("vllm_pool.bar_held_back", u=ui.num(f"{utilization:.2f}")),
@@ -296,7 +298,9 @@ utilization_chart = utilization_figure(
     separators=ui.separators(),
     labels={
         "title": t("vllm_pool.curve_chart_title"),
-        "subtitle": t("vllm_pool.waterfall_subtitle", gpu=gpu.name, model=model.name, gpus=log.gpus),
+        "subtitle": t(
+            "vllm_pool.waterfall_subtitle", gpu=gpu.name, model=model.name, gpus=ui.plural("gpus.count", log.gpus)
+        ),
         "x_title": t("vllm_pool.curve_axis_x"),
         "y_title": t("vllm_pool.curve_axis_y"),
         "tokens": t("chart.tokens"),
@@ -317,7 +321,7 @@ else:
         t(
             "vllm_pool.tp_heads",
             tp=tp,
-            heads=model.num_key_value_heads,
+            heads=ui.plural("kv_heads.count", model.num_key_value_heads),
             per_rank=heads_per_rank,
         )
     )

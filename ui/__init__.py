@@ -109,9 +109,12 @@ def t(key: str, **kwargs: object) -> str:
         return key
 
 
-def plural(key: str, n: int) -> str:
-    """The text of ``key.one`` when n is 1, else of ``key.other``, with {n} filled in."""
-    return t(f"{key}.{'one' if n == 1 else 'other'}", n=n)
+def plural(key: str, n: int, shown: str | None = None) -> str:
+    """The text of ``key.one`` when n is 1, else of ``key.other``, with {n} filled in.
+
+    `shown` is n as the page writes it ("1.024" in pt), when it should not read as a bare int.
+    """
+    return t(f"{key}.{'one' if n == 1 else 'other'}", n=n if shown is None else shown)
 
 
 def num(text: str) -> str:

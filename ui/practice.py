@@ -539,7 +539,7 @@ def data_line(asked: Exercise, *, model: kvcore.ModelSpec | None, gpu: kvcore.Gp
                 "practice.data_shape",
                 layers=model.num_hidden_layers,
                 heads=model.num_attention_heads,
-                kv_heads=model.num_key_value_heads,
+                kv_heads=ui.plural("kv_heads.count", model.num_key_value_heads),
                 head_dim=model.head_dim,
             )
         if model.layer_pattern not in ("full", "mla"):
