@@ -152,6 +152,12 @@ def load_excerpts() -> dict[str, tuple[str, str, str]]:
     return excerpts
 
 
+@st.cache_data(show_spinner=False, max_entries=256)
+def cached_advice(log: VllmLog, model: Any, gpu: Any, **settings: Any) -> StartupAdvice:
+    """kvcore.vllm_log.startup_advice once per log, model, GPU and settings (it runs a few dozen start-ups)."""
+    return startup_advice(log, model, gpu, **settings)
+
+
 model = ui.current_model()
 gpu = ui.current_gpu()
 excerpts = load_excerpts()
@@ -242,7 +248,7 @@ flags = log_flags(log, text or "")
 startup: StartupAdvice | None = None
 startup_problem = ""
 try:
-    startup = startup_advice(
+    startup = cached_advice(
         log,
         model,
         gpu,
