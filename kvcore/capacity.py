@@ -43,6 +43,7 @@ __all__ = [
     "context_per_user",
     "estimated_max_model_len",
     "gpus_needed",
+    "longest_fitting_length",
     "max_concurrency",
     "max_context_tokens",
     "max_users",
@@ -398,6 +399,15 @@ def estimated_max_model_len(
         )
         return np.asarray(need <= blocks)
 
+    return longest_fitting_length(fits)
+
+
+def longest_fitting_length(fits: Callable[[np.ndarray], np.ndarray]) -> int:
+    """The longest request length (tokens) for which `fits` holds: vLLM's ``estimate_max_model_len`` search.
+
+    `fits` takes an array of candidate lengths and must be true, then false, as they grow; the
+    search is this module's vectorised one, up to 2**34 tokens. 0 if not even one token fits.
+    """
     return int(_largest_fitting(fits, shape=(), high=float(_MODEL_LEN_LIMIT)))
 
 

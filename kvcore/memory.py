@@ -32,6 +32,7 @@ __all__ = [
     "checkpoint_weights",
     "mha_cache_bytes",
     "model_weights_bytes",
+    "routed_expert_params",
     "total_memory_bytes",
     "weights_bytes",
 ]
@@ -105,6 +106,21 @@ class CheckpointWeights:
         return self.embeddings_bytes + self.body_bytes + self.experts_bytes
 
 
+def routed_expert_params(model: ModelSpec) -> float:
+    """Parameters of the routed experts, all MoE layers: (N_total − N_active) · E / (E − k) [count].
+
+    E experts, k chosen per token: the total less the active parameters are the E − k experts a
+    token skips, so one expert (summed over the layers) is (N_total − N_active) / (E − k). 0 for a
+    dense model or one whose counts are unknown. Mixtral 8x7B: (46.7 − 12.9) · 8 / 6 = 45.07 B.
+    """
+    experts, chosen = model.num_experts, model.num_experts_per_tok
+    total = model.total_params
+    active = model.active_params if model.active_params is not None else total
+    if total is None or active is None or not experts > chosen > 0 or total <= active:
+        return 0.0
+    return (float(total) - float(active)) * experts / (experts - chosen)
+
+
 def checkpoint_format(name: str) -> str:
     """A checkpoint's format as ``CHECKPOINT_FORMATS`` keys it: "awq-int4" → "int4", "bfloat16" → "bf16".
 
@@ -163,16 +179,13 @@ def checkpoint_weights(
     tables = 0.0
     if model.vocab_size and model.hidden_size:
         tables = float(model.vocab_size * model.hidden_size * (1 if model.tie_word_embeddings else 2))
-    experts = 0.0
-    active = float(model.active_params or total)
-    if model.num_experts > model.num_experts_per_tok > 0 and total > active:
-        experts = (total - active) * model.num_experts / (model.num_experts - model.num_experts_per_tok)
-        if model.moe_intermediate_size and model.hidden_size:
-            # A gated expert is 3 · h · I_e; all layers MoE is the most there can be. The smaller of the
-            # two counts wins: model cards that leave the embedding out of "active" (gpt-oss) inflate the
-            # first, models with dense first layers (DeepSeek) the second.
-            widths = 3.0 * model.hidden_size * model.moe_intermediate_size * model.num_experts
-            experts = min(experts, model.num_hidden_layers * widths)
+    experts = routed_expert_params(model)
+    if experts and model.moe_intermediate_size and model.hidden_size:
+        # A gated expert is 3 · h · I_e; all layers MoE is the most there can be. The smaller of the
+        # two counts wins: model cards that leave the embedding out of "active" (gpt-oss) inflate the
+        # first, models with dense first layers (DeepSeek) the second.
+        widths = 3.0 * model.hidden_size * model.moe_intermediate_size * model.num_experts
+        experts = min(experts, model.num_hidden_layers * widths)
     body = max(total - tables - experts, 0.0)
     body_bytes = body * (quantised if which in ("all", "linear") else unquantised)
     experts_bytes = experts * (quantised if which in ("all", "linear", "experts") else unquantised)

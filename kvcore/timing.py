@@ -32,6 +32,7 @@ from .dtypes import dtype_name
 from .errors import KvError
 from .hardware import GpuSpec
 from .kv import context_tokens_at_kv_bytes, layer_cached_tokens, sequence_kv_bytes
+from .memory import routed_expert_params
 from .model import LayerSpec, ModelSpec
 
 __all__ = [
@@ -458,8 +459,8 @@ def decode_weights_read_bytes(
 
     Dense: N_read = N (every weight, shared by the batch). MoE with E routed experts and k
     per token: N_read = N_active + (D(B) − k) · e, where D(B) = :func:`experts_touched`
-    (one token per sequence) and e = (N_total − N_active) / (E − k) is one expert's
-    parameters summed over the MoE layers. So N_read = N_active at B = 1 and tends to
+    (one token per sequence) and e = :func:`kvcore.memory.routed_expert_params` / E is one
+    expert's parameters summed over the MoE layers. So N_read = N_active at B = 1 and tends to
     N_total as the batch grows (shared experts and the router are in N_active).
 
     >>> from kvcore.data import load_models
@@ -470,11 +471,11 @@ def decode_weights_read_bytes(
     checks.positive("bytes per parameter", weight_bytes_per_param)
     checks.positive("batch", batch)
     active = _params(model, "active")
-    total = _params(model, "total") if model.total_params is not None else active
-    experts, chosen = model.num_experts, model.num_experts_per_tok
-    if experts <= chosen or chosen < 1 or total <= active:
+    routed = routed_expert_params(model)
+    if not routed:
         return np.full(np.shape(batch), active * weight_bytes_per_param, dtype=float)
-    per_expert = (total - active) / (experts - chosen)
+    experts, chosen = model.num_experts, model.num_experts_per_tok
+    per_expert = routed / experts
     touched = experts_touched(num_experts=experts, experts_per_token=chosen, tokens=batch)
     return (active + (touched - chosen) * per_expert) * weight_bytes_per_param
 

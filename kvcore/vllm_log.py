@@ -45,7 +45,7 @@ from .model import ModelSpec
 from .timing import tensor_parallel_sizes
 from .units import GiB
 from .vllm_startup import VllmStartup, vllm_startup
-from .vllm_versions import NEWEST_RELEASE, parse_release, vllm_release
+from .vllm_versions import NEWEST_RELEASE, kv_cache_format, parse_release, vllm_release
 
 __all__ = [
     "MAX_UTILIZATION",
@@ -1083,16 +1083,6 @@ def log_flags(log: VllmLog, text: str = "") -> VllmFlags:
     )
 
 
-def _startup_kv_dtype(name: str) -> str:
-    """A log's kv_cache_dtype as vllm_startup takes it: "auto" for the model's 16-bit type, "fp8" for any FP8."""
-    lowered = (name or "auto").lower()
-    if lowered.startswith(("fp8", "float8")) or lowered == "nvfp8":
-        return "fp8"
-    if lowered in ("auto", "bf16", "bfloat16", "fp16", "float16", "half"):
-        return "auto"
-    return lowered
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StartupAdvice:
     """What vLLM would do with the log's settings on one GPU, and what would make it start (one budget).
@@ -1169,7 +1159,7 @@ def startup_advice(
     u = flags.gpu_memory_utilization if flags.gpu_memory_utilization and 0 < flags.gpu_memory_utilization <= 1 else 0.9
     length = int(max_model_len or flags.max_model_len or model.max_position_embeddings)
     tp = flags.tensor_parallel_size if flags.tensor_parallel_size in tensor_parallel_sizes(model, max_gpus=64) else 1
-    cache = _startup_kv_dtype(kv_dtype or flags.kv_cache_dtype)
+    cache = kv_cache_format(kv_dtype or flags.kv_cache_dtype)
 
     def start(**changes: object) -> VllmStartup:
         settings: dict[str, object] = {

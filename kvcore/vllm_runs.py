@@ -22,7 +22,6 @@ from pathlib import Path
 from .data import DATA_DIR, load_gpus, load_models
 from .errors import KvError
 from .hardware import GpuSpec
-from .kv import kv_bytes_per_token
 from .model import ModelSpec
 from .units import GiB
 from .vllm_log import VllmFlags, VllmLog, parse_vllm_log, read_log_header, read_vllm_flags
@@ -210,7 +209,7 @@ def compare_startup(
     estimate = vllm_startup(model, gpu, **settings)  # type: ignore[arg-type]
     logged = run.logged_pool_bytes
     if logged is None:
-        per_token = kv_bytes_per_token(model, bytes_per_value=2.0, tp=flags.tensor_parallel_size)
+        per_token = estimate.log.bytes_per_token  # the estimate's own bytes per token: its KV dtype, tp and stage
         if run.log.gpu_blocks is not None:
             logged = run.log.gpu_blocks * estimate.block_size * per_token
         elif run.log.gpu_kv_cache_tokens is not None:

@@ -16,10 +16,13 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from . import checks
 from .budget import ACTIVATION_PEAK, CUDA_GRAPHS, NON_TORCH, WEIGHTS, BudgetTerm, MemoryBudget, memory_budget
-from .capacity import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_BATCHED_TOKENS
+from .capacity import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_BATCHED_TOKENS, longest_fitting_length
 from .dtypes import bytes_per_value
 from .hardware import GpuSpec
 from .kv import layer_values_per_token
@@ -27,7 +30,9 @@ from .memory import checkpoint_weights
 from .model import ModelSpec
 from .units import GiB
 from .vllm_pool import PoolLog, hidden_values, pool_log_for, stage_layers
-from .vllm_versions import NEWEST_RELEASE, Entry, VllmRelease, batch_defaults, vllm_release
+from .vllm_versions import NEWEST_RELEASE, Entry, VllmRelease, batch_defaults, kv_cache_format, vllm_release
+
+ArrayLike = Any
 
 __all__ = [
     "CUDA_CONTEXT_BYTES",
@@ -322,19 +327,18 @@ def hybrid_pool_log(
     num_blocks = int(max(pool, 0.0) // (page * group))
     length = checks.whole("max_model_len", max_model_len)
 
-    def need(tokens: int) -> int:
-        sliding = math.ceil(min(window - 1 + chunk_tokens, tokens) / block_size) + 1
+    def need(tokens: ArrayLike) -> np.ndarray:
+        length = np.asarray(tokens, dtype=float)
+        sliding = np.ceil(np.minimum(window - 1 + chunk_tokens, length) / block_size) + 1
         return (
-            groups.get("full", 0) * math.ceil(tokens / block_size)
+            groups.get("full", 0) * np.ceil(length / block_size)
             + groups.get("sliding", 0) * sliding
             + groups.get("linear", 0)
         )
 
-    concurrency = num_blocks / need(length)
-    low, high = 0, _MODEL_LEN_LIMIT
-    while low < high:  # the longest request that fits: need() grows with the length
-        middle = (low + high + 1) // 2
-        low, high = (middle, high) if need(middle) <= num_blocks else (low, middle - 1)
+    needed = float(need(length))
+    concurrency = num_blocks / needed
+    longest = longest_fitting_length(lambda lengths: need(lengths) <= num_blocks)
     return PoolLog(
         budget=budget,
         bytes_per_token=per_token * group * sum(groups.values()),
@@ -343,17 +347,13 @@ def hybrid_pool_log(
         tokens=num_blocks // sum(groups.values()) * block_size,
         max_model_len=length,
         max_concurrency=concurrency,
-        needed_bytes=need(length) * page * group,
+        needed_bytes=needed * page * group,
         fits=concurrency >= 1.0 and pool > 0,
-        estimated_max_model_len=low,
+        estimated_max_model_len=longest,
         tp=tp,
         pp=1,
         cp=1,
     )
-
-
-#: Longest max_model_len the search considers (tokens).
-_MODEL_LEN_LIMIT = 2**31
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -480,7 +480,8 @@ def vllm_startup(
     tokens = int(max_num_batched_tokens or default_tokens)
     seqs = int(max_num_seqs or default_seqs)
     blocks = int(block_size or vllm_block_size(model, gpu=gpu, release=release))
-    kv_bytes = 2.0 if kv_dtype in ("auto", "") else bytes_per_value(kv_dtype)
+    kv_format = kv_cache_format(kv_dtype)
+    kv_bytes = 2.0 if kv_format == "auto" else bytes_per_value(kv_format)
     weights = loaded_weights_bytes(model, weights_dtype=weights_dtype, tp=tp, pp=pp)
     activation = profile_activation_bytes(
         model,

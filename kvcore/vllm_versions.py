@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from .dtypes import dtype_name
 from .errors import KvError
 from .hardware import GpuSpec
 from .model import ModelSpec
@@ -40,6 +41,7 @@ __all__ = [
     "Entry",
     "VllmRelease",
     "batch_defaults",
+    "kv_cache_format",
     "parse_release",
     "vllm_release",
 ]
@@ -78,6 +80,25 @@ MODELLED_RELEASES = (
 _PRE_AMPERE = ("t4", "v100")
 
 _RELEASE = re.compile(r"^\s*v?(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+#: Names vLLM's ``--kv-cache-dtype`` takes for the model's own 16-bit type.
+_AUTO_KV = ("auto", "", "bf16", "bfloat16", "fp16", "float16", "half")
+
+
+def kv_cache_format(name: str | None) -> str:
+    """A ``--kv-cache-dtype`` value as kvcore sizes it: "auto" (the model's 16-bit type), "fp8" for every FP8
+    variant vLLM accepts ("fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", …), else the dtype's kvcore name.
+
+    >>> kv_cache_format("fp8_e5m2"), kv_cache_format("bfloat16")
+    ('fp8', 'auto')
+    """
+    lowered = str(name or "auto").strip().lower()
+    if lowered in _AUTO_KV:
+        return "auto"
+    if lowered.startswith(("fp8", "float8")):
+        return "fp8"
+    return dtype_name(lowered)
 
 
 def parse_release(version: str) -> tuple[int, int, int]:
@@ -182,7 +203,7 @@ def vllm_release(
     elif v < (0, 10, 0):
         pre_ampere = gpu is not None and gpu.id.startswith(_PRE_AMPERE)
         bitsandbytes = str(weights_dtype or "").lower() in ("nf4", "bnb-4bit", "bitsandbytes") and v < (0, 9, 0)
-        if pre_ampere or bitsandbytes or kv_dtype not in ("auto", "bf16", "fp16") or (pp > 1 and v < (0, 9, 0)):
+        if pre_ampere or bitsandbytes or kv_cache_format(kv_dtype) != "auto" or (pp > 1 and v < (0, 9, 0)):
             engine = "V0"
     if engine == "V0":
         return VllmRelease(
