@@ -9,8 +9,8 @@ import plotly.graph_objects as go
 
 from charts.style import COLORS, hline, styled
 from kvcore import capacity
+from kvcore.log_lines import Check
 from kvcore.model import ModelSpec
-from kvcore.vllm_log import Check
 
 #: Keys a caller must translate for the users chart (the axis titles carry the units).
 USERS_LABELS = (

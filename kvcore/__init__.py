@@ -23,6 +23,7 @@ from .errors import *  # noqa: F403
 from .hardware import *  # noqa: F403
 from .hf_config import *  # noqa: F403
 from .kv import *  # noqa: F403
+from .log_lines import *  # noqa: F403
 from .memory import *  # noqa: F403
 from .model import *  # noqa: F403
 from .model_code import *  # noqa: F403

@@ -25,7 +25,6 @@ bytes and tokens.
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import math
 import re
@@ -40,26 +39,32 @@ from .dtypes import bytes_per_value
 from .errors import KvError
 from .hardware import GpuSpec
 from .kv import kv_bytes_per_token
+from .log_lines import (
+    INT_PATTERN,
+    NUMBER_PATTERN,
+    Check,
+    CheckStatus,
+    LogPattern,
+    RecognisedLine,
+    log_pattern,
+    read_patterns,
+)
 from .memory import model_weights_bytes
 from .model import ModelSpec
 from .timing import tensor_parallel_sizes
-from .units import GiB
 from .vllm_startup import VllmStartup, vllm_startup
 from .vllm_versions import NEWEST_RELEASE, kv_cache_format, parse_release, vllm_release
 
 __all__ = [
     "MAX_UTILIZATION",
     "Advice",
-    "Check",
     "LogRelease",
     "ModelMismatch",
-    "RecognisedLine",
     "Reconciliation",
     "StartupAdvice",
     "VllmFlags",
     "VllmLog",
     "blocks_from_tokens",
-    "clean_log_line",
     "log_flags",
     "parse_vllm_log",
     "read_log_header",
@@ -69,28 +74,10 @@ __all__ = [
     "startup_advice",
 ]
 
-#: What the parser reads at most; the rest is dropped and ``truncated`` is set.
-MAX_TEXT_CHARS = 200_000
-MAX_LINES = 5_000
-
-CheckStatus = Literal["agree", "differ", "cannot_check"]
 EngineVersion = Literal["V0", "V1"]
 
-# A whole number with optional thousands separators ("31,232"); vLLM V1 prints f"{n:,}".
-_INT = r"(\d{1,3}(?:,\d{3})+(?!\d)|\d+)"
-# A decimal number, possibly negative (V0 prints a negative KV size when weights do not fit).
-_NUM = r"(-?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?)"
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]?|\^\[\[[0-9;]*[A-Za-z]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RecognisedLine:
-    """One line of the paste that gave at least one field (1-based number, cleaned text)."""
-
-    line_number: int
-    text: str
-    fields: tuple[str, ...]
+_INT = INT_PATTERN
+_NUM = NUMBER_PATTERN
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -154,15 +141,8 @@ class VllmLog:
         return None
 
 
-@dataclass(frozen=True, slots=True)
-class _Pattern:
-    fields: tuple[str, ...]
-    kinds: tuple[str, ...]  # per group: "int", "gib", "float", "str", "bool", "flag"
-    regex: re.Pattern[str]
-
-
-def _pattern(fields: tuple[str, ...], kinds: tuple[str, ...], regex: str, flags: int = 0) -> _Pattern:
-    return _Pattern(fields, kinds, re.compile(regex, flags))
+_Pattern = LogPattern
+_pattern = log_pattern
 
 
 # Each regex follows the format string of the vLLM file named beside it. Separators that
@@ -264,11 +244,6 @@ _V0_MARKERS = re.compile(
 )
 
 
-def clean_log_line(line: str) -> str:
-    """A pasted line without colour codes and control characters, stripped ('\\x1b[32mINFO' → 'INFO')."""
-    return _CONTROL.sub("", _ANSI.sub("", line)).strip()
-
-
 def parse_vllm_log(text: str | bytes) -> VllmLog:
     """Read a vLLM start-up log: every number vLLM prints about its KV cache, and what was left over.
 
@@ -291,117 +266,21 @@ def parse_vllm_log(text: str | bytes) -> VllmLog:
 
 
 def _parse(text: str | bytes) -> VllmLog:
-    if isinstance(text, bytes | bytearray):
-        text = bytes(text[: MAX_TEXT_CHARS * 4]).decode("utf-8", errors="replace")
-    elif not isinstance(text, str):
-        text = str(text)
-    truncated = len(text) > MAX_TEXT_CHARS
-    lines = text[:MAX_TEXT_CHARS].splitlines()
-    if len(lines) > MAX_LINES:
-        lines, truncated = lines[:MAX_LINES], True
-    cleaned = [clean_log_line(line) for line in lines]
-    joined = "\n".join(cleaned)
-    starts, offset = [], 0
-    for line in cleaned:
-        starts.append(offset)
-        offset += len(line) + 1
-
-    values: dict[str, object] = {}
-    half_step: dict[str, float] = {}
-    conflicts: list[str] = []
-    line_fields: dict[int, list[str]] = {}
-    for pattern in _PATTERNS:
-        for match in pattern.regex.finditer(joined):
-            found = []
-            for index, (name, kind) in enumerate(zip(pattern.fields, pattern.kinds, strict=True)):
-                raw = match.group(index + 1) if pattern.regex.groups > index else None
-                if kind != "flag" and raw is None:
-                    continue
-                value, step = _convert(raw, kind)
-                if value is None:
-                    continue
-                found.append(name)
-                if name not in values:
-                    values[name] = value
-                    if step is not None:
-                        half_step[name] = step
-                elif values[name] != value and name not in conflicts:
-                    conflicts.append(name)
-            if found:
-                first = bisect.bisect_right(starts, match.start()) - 1
-                last = bisect.bisect_right(starts, max(match.end() - 1, match.start())) - 1
-                for number in range(first, last + 1):
-                    bucket = line_fields.setdefault(number, [])
-                    bucket.extend(name for name in found if name not in bucket)
-
-    recognised = tuple(
-        RecognisedLine(line_number=number + 1, text=cleaned[number], fields=tuple(line_fields[number]))
-        for number in sorted(line_fields)
-    )
-    ignored = tuple(line for number, line in enumerate(cleaned) if line and number not in line_fields)
+    reading = read_patterns(text, _PATTERNS)
     version: EngineVersion | None = None
-    if _V1_MARKERS.search(joined):
+    if _V1_MARKERS.search(reading.joined):
         version = "V1"
-    elif _V0_MARKERS.search(joined):
+    elif _V0_MARKERS.search(reading.joined):
         version = "V0"
     return VllmLog(
-        **values,  # type: ignore[arg-type]
+        **reading.values,  # type: ignore[arg-type]
         version=version,
-        recognised=recognised,
-        ignored=ignored,
-        conflicts=tuple(conflicts),
-        truncated=truncated,
-        half_step=half_step,
+        recognised=reading.recognised,
+        ignored=reading.ignored,
+        conflicts=reading.conflicts,
+        truncated=reading.truncated,
+        half_step=reading.half_step,
     )
-
-
-def _convert(raw: str | None, kind: str) -> tuple[object | None, float | None]:
-    """A matched string → (value in base units, half of its last printed digit in the same units)."""
-    if kind == "flag":
-        return True, None
-    assert raw is not None
-    if kind == "str":
-        return raw, None
-    if kind == "bool":
-        return raw.lower() == "true", None
-    plain = raw.replace(",", "")
-    if kind == "int":
-        return int(plain), 0.0
-    number = float(plain)
-    if not math.isfinite(number):
-        return None, None
-    decimals = len(plain.partition(".")[2])
-    step = 0.5 * 10.0**-decimals
-    if kind == "gib":
-        return number * GiB, step * GiB
-    return number, step
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Check:
-    """One logged number beside kvcore's: they agree when ``low ≤ logged ≤ high``.
-
-    ``kind`` names the number (a field of :class:`VllmLog` or ``bytes_per_token``),
-    ``unit`` its unit ("bytes", "tokens", "blocks", "requests", "bytes_per_token").
-    ``low``/``high`` widen ``expected`` by the rounding vLLM printed with. When
-    status is ``cannot_check``, ``reason`` says what was missing.
-    """
-
-    kind: str
-    status: CheckStatus
-    unit: str
-    logged: float | None = None
-    expected: float | None = None
-    low: float | None = None
-    high: float | None = None
-    reason: str = ""
-
-    @property
-    def ratio(self) -> float | None:
-        """logged ÷ expected (2.0: the log counts twice what kvcore does), None if either is missing or 0."""
-        if self.logged is None or not self.expected:
-            return None
-        return self.logged / self.expected
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

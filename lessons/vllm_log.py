@@ -14,10 +14,9 @@ import ui
 import ui.practice
 from charts.formatting import count, times
 from charts.vllm_log import checks_ratio_figure, ratio_checks, users_by_context_figure
+from kvcore.log_lines import MAX_LINES, MAX_TEXT_CHARS
 from kvcore.units import GiB, format_bytes
 from kvcore.vllm_log import (
-    MAX_LINES,
-    MAX_TEXT_CHARS,
     MAX_UTILIZATION,
     Check,
     StartupAdvice,

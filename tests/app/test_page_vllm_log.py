@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from i18n import LANGUAGES, catalogue, translate
+from kvcore.log_lines import MAX_LINES
 from kvcore.units import GiB, format_gib, format_tokens
-from kvcore.vllm_log import MAX_LINES, log_flags, parse_vllm_log, reconcile, startup_advice
+from kvcore.vllm_log import log_flags, parse_vllm_log, reconcile, startup_advice
 from tests.app.helpers import TRICKY_PAIRS, metric, page_opener
 
 PAGE = "lessons/vllm_log.py"

@@ -10,10 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kvcore.data import load_gpus, load_models
+from kvcore.log_lines import MAX_LINES, MAX_TEXT_CHARS
 from kvcore.units import GiB
 from kvcore.vllm_log import (
-    MAX_LINES,
-    MAX_TEXT_CHARS,
     MAX_UTILIZATION,
     blocks_from_tokens,
     log_flags,
