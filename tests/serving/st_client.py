@@ -244,8 +244,11 @@ class Session:
         sliders = self.sliders()
         if not sliders:
             return None
-        widget = rng.choice(sliders)
-        self._step(widget, rng.choice((-1, 1)))
+        return await self.step_slider(rng.choice(sliders), rng.choice((-1, 1)))
+
+    async def step_slider(self, widget: Widget, direction: int) -> Run:
+        """Move `widget` (one of ``sliders()``) one step up (`direction` 1) or down (-1), bouncing at its ends."""
+        self._step(widget, direction)
         state = ClientState(
             query_string=query_string(self.query),
             widget_states=WidgetStates(widgets=[widget_state(w) for w in self.widgets.values()]),
