@@ -156,7 +156,8 @@ with results:
             )
         )
 
-    figure = token_time_figure(
+    figure = lesson.figure(
+        token_time_figure,
         model=model,
         bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s,
         context_tokens=context_tokens,
@@ -361,7 +362,8 @@ st.markdown(
 # ---------------------------------------------------------------- GPUs needed
 
 st.subheader(t("agent_1m.fit_title"))
-fit_figure = gpus_needed_figure(
+fit_figure = lesson.figure(
+    gpus_needed_figure,
     model=model,
     gpu_memory_bytes=gpu.memory_bytes,
     context_tokens=context_tokens,
@@ -433,7 +435,8 @@ with mass_results:
         t("agent_1m.metric_kept_mass", keep=keep_percent), ui.num(percent(evict.mass_kept, decimals=1, spaced=True))
     )
     row[2].metric(t("agent_1m.metric_lost_mass"), ui.num(percent(evict.mass_lost, decimals=1, spaced=True)))
-    mass_figure = attention_mass_figure(
+    mass_figure = lesson.figure(
+        attention_mass_figure,
         attention=attention,
         top_fraction=TOP_FRACTION,
         keep_fraction=keep_percent / 100,

@@ -162,7 +162,8 @@ def bars_follow() -> live_chart.Follow | None:
 
 with main:
     lesson.chart(
-        variant_bars_figure(
+        lesson.figure(
+            variant_bars_figure,
             shown,
             names=names,
             context_tokens=context_tokens,
@@ -259,7 +260,8 @@ else:
 st.subheader(t("attention_variants.curves_title"))
 st.markdown(t("attention_variants.curves_intro"))
 lesson.chart(
-    variant_curves_figure(
+    lesson.figure(
+        variant_curves_figure,
         shown,
         names=names,
         context_tokens=context_tokens,
@@ -289,7 +291,8 @@ st.subheader(t("attention_variants.landscape_title"))
 st.markdown(t("attention_variants.landscape_intro", context=count(context_tokens, seps)))
 per_token_unit = "KiB" if unit == "GiB" else "kB"
 lesson.chart(
-    models_landscape_figure(
+    lesson.figure(
+        models_landscape_figure,
         catalogue,
         context_tokens=context_tokens,
         bytes_per_value=b,

@@ -143,7 +143,8 @@ with results:
     # The charts' step times are the metric's: kvcore.tpot_s with the same rates, drawn at every slider value.
     context_values = live_chart.slider_values(low, high, step)
     curves = {"model": model, "rates": rates, "slider_contexts": context_values, **knobs}
-    figure = bytes_per_step_figure(
+    figure = lesson.figure(
+        bytes_per_step_figure,
         **curves,
         batch=batch,
         unit_bytes=lesson.memory_unit_bytes(),
@@ -252,7 +253,8 @@ if model.num_experts > model.num_experts_per_tok > 0:
             total=lesson.mem(float(model.total_params or 0.0) * weight_bytes_per_param),
         )
     )
-    experts_figure = experts_read_figure(
+    experts_figure = lesson.figure(
+        experts_read_figure,
         model=model,
         batch=batch,
         weight_bytes_per_param=weight_bytes_per_param,
@@ -276,7 +278,8 @@ if model.num_experts > model.num_experts_per_tok > 0:
 
 st.subheader(t("decode_speed.rate_title"))
 batches = sorted({*CHART_BATCHES, batch})
-rate_figure = tokens_per_s_figure(
+rate_figure = lesson.figure(
+    tokens_per_s_figure,
     **curves,
     batches=batches,
     separators=ui.separators(),

@@ -184,7 +184,8 @@ with results:
         "tokens": t("chart.tokens"),
     }
     lesson.chart(
-        score_memory_figure(
+        lesson.figure(
+            score_memory_figure,
             model=model,
             gpu=gpu,
             tokens=tokens,
@@ -255,7 +256,8 @@ traffic_labels = {
     "time": t("flash_attention.time"),
 }
 lesson.chart(
-    hbm_traffic_figure(
+    lesson.figure(
+        hbm_traffic_figure,
         tokens=tokens,
         max_tokens=high,
         head_dim=head_dim,
@@ -304,7 +306,8 @@ bars_labels = {
     "temporary": t("flash_attention.temporary"),
 }
 lesson.chart(
-    kv_unchanged_figure(
+    lesson.figure(
+        kv_unchanged_figure,
         model=model,
         tokens=tokens,
         heads=heads,

@@ -227,7 +227,8 @@ with results:
 
 names = {name: t(MISTAKE_NAMES[name]) for name in wrong}
 unit = lesson.memory_unit()
-figure = readings_figure(
+figure = lesson.figure(
+    readings_figure,
     model=model,
     wrong=wrong,
     wrong_names=names,

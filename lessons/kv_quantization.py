@@ -152,7 +152,8 @@ with results:
     row[1].metric(t("kv_quantization.metric_fit_fp8"), int(fit["fp8"]), help=t("kv_quantization.metric_fit_help"))
     row[2].metric(t("kv_quantization.metric_fit_int4"), int(fit["int4"]), help=t("kv_quantization.metric_fit_help"))
 
-    figure = cache_by_format_figure(
+    figure = lesson.figure(
+        cache_by_format_figure,
         model=model,
         context_tokens=context_tokens,
         concurrency=users,
@@ -248,7 +249,8 @@ for term in formula_terms(
 
 st.subheader(t("kv_quantization.capacity_title"))
 st.markdown(t("kv_quantization.capacity_text", context=ui.num(format_tokens(context_tokens))))
-capacity = capacity_figure(
+capacity = lesson.figure(
+    capacity_figure,
     model=model,
     context_tokens=context_tokens,
     kv_room_bytes=room,
@@ -297,7 +299,8 @@ keys = synthetic_keys(
     seed=DEMO["seed"],
 )
 values = synthetic_values(tokens=DEMO["tokens"], channels=DEMO["channels"], seed=DEMO["seed"] + 1)
-errors = quantization_error_figure(
+errors = lesson.figure(
+    quantization_error_figure,
     keys=keys,
     values=values,
     formats=KV_FORMATS,

@@ -258,7 +258,8 @@ with results:
         )
     )
 
-    figure = memory_vs_context_figure(
+    figure = lesson.figure(
+        memory_vs_context_figure,
         model=variant,
         gpu=gpu,
         context_tokens=context_tokens,
@@ -334,7 +335,8 @@ lesson.formula(
 
 st.subheader(t("memory.heatmap_title"))
 st.markdown(t("memory.heatmap_text", gpu=gpu.name))
-heatmap = memory_heatmap_figure(
+heatmap = lesson.figure(
+    memory_heatmap_figure,
     model=variant,
     gpu=gpu,
     context_tokens=context_tokens,

@@ -147,7 +147,8 @@ with results:
 
     unit = lesson.memory_unit()
     lesson.chart(
-        waste_figure(
+        lesson.figure(
+            waste_figure,
             reports=[contiguous, paged],
             separators=ui.separators(),
             unit_bytes=lesson.memory_unit_bytes(),
@@ -224,7 +225,8 @@ st.markdown(
     )
 )
 lesson.chart(
-    block_map_figure(
+    lesson.figure(
+        block_map_figure,
         maps=maps,
         slots_per_cell=slots_per_cell,
         labels={

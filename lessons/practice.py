@@ -140,7 +140,8 @@ points = [
     for number, (asked, outcome) in enumerate(zip(chosen, outcomes, strict=True), start=1)
 ]
 lesson.chart(
-    answers_figure(
+    lesson.figure(
+        answers_figure,
         points,
         labels={
             "title": t("practice.chart_title"),

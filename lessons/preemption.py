@@ -360,7 +360,8 @@ subtitle = t(
 )
 separators = ui.separators()
 lesson.chart(
-    occupancy_figure(
+    lesson.figure(
+        occupancy_figure,
         result,
         separators=separators,
         labels={
@@ -464,7 +465,8 @@ else:
         )
     )
 lesson.chart(
-    queue_figure(
+    lesson.figure(
+        queue_figure,
         result,
         separators=separators,
         labels={
@@ -486,7 +488,8 @@ lesson.chart(
 st.subheader(t("preemption.latency_section"))
 st.markdown(t("preemption.latency_text"))
 lesson.chart(
-    latency_figure(
+    lesson.figure(
+        latency_figure,
         result,
         separators=separators,
         labels={

@@ -287,7 +287,8 @@ with results:
     )
 
     lesson.chart(
-        roofline_figure(
+        lesson.figure(
+            roofline_figure,
             peak_flop_per_s=peak,
             bandwidth_bytes_per_s=bandwidth,
             mfu=mfu,
@@ -387,7 +388,8 @@ st.markdown(
     )
 )
 lesson.chart(
-    timeline_figure(
+    lesson.figure(
+        timeline_figure,
         arrival_s=timeline.arrival_s,
         ttft_s=timeline.ttft_s,
         labels={
@@ -419,7 +421,8 @@ st.markdown(
     )
 )
 lesson.chart(
-    batch_intensity_figure(
+    lesson.figure(
+        batch_intensity_figure,
         model=model,
         context_tokens=step_context,
         batch=batch,

@@ -180,7 +180,8 @@ with results:
     )
 
     lesson.chart(
-        prefix_memory_figure(
+        lesson.figure(
+            prefix_memory_figure,
             block_size=block_size,
             bytes_per_token=bytes_per_token,
             separators=ui.separators(),
@@ -242,7 +243,8 @@ st.markdown(
 st.subheader(t("prefix_caching.price_title"))
 st.markdown(t("prefix_caching.two_caches"))
 lesson.chart(
-    cost_figure(
+    lesson.figure(
+        cost_figure,
         input_usd_per_mtok=price,
         interval_s=interval_s,
         ttl_s=ttl_s,

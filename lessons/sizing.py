@@ -159,7 +159,8 @@ with results:
         help=t("sizing.metric_fit_help"),
     )
 
-    figure = sizing_waterfall_figure(
+    figure = lesson.figure(
+        sizing_waterfall_figure,
         steps=steps,
         separators=ui.separators(),
         unit_bytes=lesson.memory_unit_bytes(),
@@ -285,7 +286,8 @@ if abs(really_each - steps.tokens_per_user) > max(1.0, 0.01 * steps.tokens_per_u
 
 st.subheader(t("sizing.users_title"))
 st.markdown(t("sizing.users_text"))
-users_figure = context_per_user_figure(
+users_figure = lesson.figure(
+    context_per_user_figure,
     model=model,
     steps=steps,
     expected_context_tokens=context_tokens,

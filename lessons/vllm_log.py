@@ -340,7 +340,8 @@ else:
 
 if advice.num_blocks is not None:
     longest = max(model.max_position_embeddings, context_tokens, advice.requested_max_model_len or 0)
-    figure = users_by_context_figure(
+    figure = lesson.figure(
+        users_by_context_figure,
         model=model,
         num_blocks=advice.num_blocks,
         block_size=result.block_size,
@@ -612,7 +613,8 @@ if log.conflicts:
 
 drawn: list[Check] = ratio_checks(result.checks)
 if drawn:
-    ratio_figure = checks_ratio_figure(
+    ratio_figure = lesson.figure(
+        checks_ratio_figure,
         checks=drawn,
         names={kind: t(key) for kind, key in CHECK_NAMES.items()},
         separators=ui.separators(),

@@ -154,7 +154,8 @@ with results:
         t("vllm_pool.metric_concurrency", length=ui.num(format_tokens(max_model_len))),
         ui.num(times(log.max_concurrency, decimals=2)),
     )
-    figure = pool_waterfall_figure(
+    figure = lesson.figure(
+        pool_waterfall_figure,
         log=log,
         separators=ui.separators(),
         unit_bytes=lesson.memory_unit_bytes(),
@@ -290,7 +291,8 @@ st.markdown(
 # ---------------------------------------------------------------- utilization against tokens
 
 st.subheader(t("vllm_pool.curve_title"))
-utilization_chart = utilization_figure(
+utilization_chart = lesson.figure(
+    utilization_figure,
     utilization=UTILIZATION_AXIS,
     blocks=curve_blocks,
     tokens=curve_tokens,

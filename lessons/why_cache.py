@@ -113,7 +113,9 @@ work_labels = {
     "projections": t("why_cache.projections"),
 }
 lesson.chart(
-    cumulative_work_figure(model=model, generated_tokens=tokens, labels=work_labels, separators=ui.separators()),
+    lesson.figure(
+        cumulative_work_figure, model=model, generated_tokens=tokens, labels=work_labels, separators=ui.separators()
+    ),
     key="wc_work_chart",
 )
 st.markdown(
@@ -206,7 +208,9 @@ step_labels = {
     "projections": t("why_cache.projections"),
 }
 lesson.chart(
-    step_work_figure(model=model, generated_tokens=tokens, labels=step_labels, separators=ui.separators()),
+    lesson.figure(
+        step_work_figure, model=model, generated_tokens=tokens, labels=step_labels, separators=ui.separators()
+    ),
     key="wc_step_chart",
 )
 st.markdown(t("why_cache.prefill_text"))
@@ -236,7 +240,9 @@ grid_labels = {
     "step": t("why_cache.step"),
     "token": t("why_cache.token"),
 }
-lesson.chart(token_grid_figure(steps=steps, labels=grid_labels, separators=ui.separators()), key="wc_grid_chart")
+lesson.chart(
+    lesson.figure(token_grid_figure, steps=steps, labels=grid_labels, separators=ui.separators()), key="wc_grid_chart"
+)
 grid_without = float(kvcore.kv_projections_without_cache(steps))
 grid_with = float(kvcore.kv_projections_with_cache(steps))
 st.markdown(

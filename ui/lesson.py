@@ -31,7 +31,8 @@ from course.scenarios import SCENARIOS
 from kvcore.units import GB, GiB
 from ui import check_url_value, separators, t
 from ui.errors import error_text
-from ui.live_chart import Follow, live_chart
+from ui.figure_cache import DrawnFigure, FigureCall, FigureStore, Uncacheable, call_key
+from ui.live_chart import Follow, checked_text, live_chart_text
 
 T = TypeVar("T")
 
@@ -67,17 +68,77 @@ def formula(symbolic: str, substituted: str) -> None:
     st.latex(substituted)
 
 
+def figure(builder: Callable[..., Any], /, *args: Any, **kwargs: Any) -> FigureCall:
+    """The figure ``builder(*args, **kwargs)`` (a ``charts`` builder), to give ``chart``: built there, once.
+
+    ``lesson.chart(lesson.figure(timeline_figure, ttft_s=...), key=...)`` draws what
+    ``timeline_figure(ttft_s=...)`` returns; ``chart`` builds it only when no session of
+    the process has drawn it with the same arguments (``ui.figure_cache``).
+    """
+    return FigureCall(builder, args, kwargs)
+
+
 def chart(figure: Any, *, key: str, follow: Follow | None = None) -> None:
     """A Plotly figure at the height of the current mode, without Plotly's logo.
 
-    With `follow` (a ``ui.live_chart.Follow``) the chart follows that slider in the
-    browser at once, before the server's rerun (``ui.live_chart``).
+    `figure` is a ``lesson.figure(builder, ...)`` (built once per set of arguments and
+    kept, ``ui.figure_cache``) or a ``go.Figure``. With `follow` (a
+    ``ui.live_chart.Follow``) the chart follows that slider in the browser at once,
+    before the server's rerun (``ui.live_chart``).
     """
-    figure.update_layout(height=chart_height_px())
+    height_px = chart_height_px()
     if follow is None:
-        st.plotly_chart(figure, theme=None, key=key, config=CHART_CONFIG)
+        st.plotly_chart(_drawn(figure, height_px), theme=None, key=key, config=CHART_CONFIG)
     else:
-        live_chart(figure, key=key, follow=follow, height_px=chart_height_px(), config=CHART_CONFIG)
+        text = _drawn_live(figure, height_px, follow)
+        live_chart_text(text, key=key, follow=follow, height_px=height_px, config=CHART_CONFIG)
+
+
+def _drawn(figure: Any, height_px: int) -> Any:
+    """What ``st.plotly_chart`` is given: a kept dict (``DrawnFigure``), or the figure itself."""
+
+    def build() -> dict[str, Any]:
+        built = figure.build()
+        built.update_layout(height=height_px)
+        spec: dict[str, Any] = built.to_dict()
+        return spec
+
+    if not isinstance(figure, FigureCall):
+        figure.update_layout(height=height_px)
+        return figure
+    try:
+        key = call_key(figure, "plotly_chart", height_px)
+    except Uncacheable:
+        return DrawnFigure(build())
+    return DrawnFigure(_figures().get(key, build))
+
+
+def _drawn_live(figure: Any, height_px: int, follow: Follow) -> str:
+    """A live chart's figure as JSON text, its patches' places checked (``live_chart.checked_text``).
+
+    Kept when `figure` is a ``FigureCall``: the key holds the places the patches change,
+    so a kept text was checked against them.
+    """
+
+    def build() -> str:
+        built = figure.build() if isinstance(figure, FigureCall) else figure
+        built.update_layout(height=height_px)
+        return checked_text(built, follow)
+
+    if not isinstance(figure, FigureCall):
+        return build()
+    try:
+        key = call_key(figure, "live_chart", height_px, tuple(follow.patches))
+    except Uncacheable:
+        return build()
+    text: str = _figures().get(key, build)
+    return text
+
+
+@st.cache_resource(show_spinner=False)
+def _figures() -> FigureStore:
+    """The figures drawn by every session of this process (``ui.figure_cache``)."""
+    return FigureStore()
 
 
 # ---------------------------------------------------------------- presets

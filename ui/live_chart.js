@@ -147,14 +147,16 @@ export default function (component) {
   const root = parentElement.querySelector(`.${ROOT_CLASS}`);
   root.style.height = `${data.height}px`;
   const state = (root.__kvlab ??= { root, shownIndex: null });
-  state.data = data;
+  // The follow comes as JSON text (the same for every slider value), its index now beside it.
+  state.data = { ...data, follow: { ...JSON.parse(data.follow), index: data.follow_index } };
   state.figure = JSON.parse(data.figure);
+  const follow = state.data.follow;
   loadPlotly(data.plotly_url)
     .then((Plotly) => {
       state.Plotly = Plotly;
       // The slider may already be elsewhere (keys pressed while the server ran): draw where it is.
-      const now = sliderIndex(data.follow, sliderThumb(data.follow));
-      draw(state, now ?? data.follow.index);
+      const now = sliderIndex(follow, sliderThumb(follow));
+      draw(state, now ?? follow.index);
       watchSlider(state);
       root.dataset.ready = "true";
     })

@@ -31,7 +31,7 @@ from __future__ import annotations
 import copy
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,7 @@ import streamlit as st
 import streamlit.components.v1 as components_v1
 
 from ui import t
+from ui.figure_cache import FigureStore, Uncacheable, frozen
 
 #: Most slider positions a follow carries data for (bar lengths, titles): past this, the chart waits for the server.
 MAX_POSITIONS_WITH_DATA = 1024
@@ -97,14 +98,21 @@ class Follow:
         return None
 
     def to_json(self) -> dict[str, Any]:
+        return {"index": self.index(self.current), **self.along_json()}
+
+    def along_json(self) -> dict[str, Any]:
+        """``to_json`` without the current value's index: what stays the same wherever the slider is."""
         return {
             "key": self.key,
-            "index": self.index(self.current),
             "values": self._grid(),
             "patches": [
                 {"path": list(path), "values": self._patch_values(contents)} for path, contents in self.patches.items()
             ],
         }
+
+    def along_key(self) -> Hashable:
+        """A key for ``along_json``: the slider's key, its values and every patch (``ui.figure_cache.frozen``)."""
+        return (self.key, frozen(np.asarray(self.values, dtype=float)), frozen(dict(self.patches)))
 
     def _grid(self) -> dict[str, float] | list[float]:
         """The slider's values as JSON: a slider's even steps as {low, step, count}, anything else as a list."""
@@ -215,16 +223,32 @@ def live_chart(
     Every patch must name the trace, shape or annotation it changes, and the figure must
     hold it (``resolved_path``): ValueError otherwise, before anything reaches the browser.
     """
+    live_chart_text(checked_text(figure, follow), key=key, follow=follow, height_px=height_px, config=config)
+
+
+def checked_text(figure: go.Figure, follow: Follow) -> str:
+    """`figure` as a live chart sends it (sized by its column: ``autosize``), once every patch of `follow` names
+    a place the figure holds (``resolved_path``; ValueError otherwise)."""
     figure.update_layout(autosize=True, width=None)
     text = figure_text(figure)
     drawn = json.loads(text)
     for path in follow.patches:
         resolved_path(drawn, path, by_name=True)
+    return text
+
+
+def live_chart_text(
+    text: str, *, key: str, follow: Follow, height_px: int, config: Mapping[str, Any] | None = None
+) -> None:
+    """``live_chart`` for a figure already written and checked (``checked_text``)."""
     _COMPONENT(
         key=key,
         data={
             "figure": text,
-            "follow": follow.to_json(),
+            # The follow as JSON text, written once for every session (a few hundred kB of patches for
+            # 1,024 slider values); the slider's index now beside it (``component_follow`` reads them back).
+            "follow": _along_text(follow),
+            "follow_index": follow.index(follow.current),
             "config": {**(config or {}), "responsive": True},
             "height": height_px,
             "plotly_url": plotly_url(),
@@ -232,6 +256,26 @@ def live_chart(
         },
         height=height_px,
     )
+
+
+def _along_text(follow: Follow) -> str:
+    """``follow.along_json()`` as JSON text, kept per process by its content (``Follow.along_key``)."""
+    try:
+        key = follow.along_key()
+    except Uncacheable:
+        return json.dumps(follow.along_json())
+    text: str = _along_texts().get(key, lambda: json.dumps(follow.along_json()))
+    return text
+
+
+@st.cache_resource(show_spinner=False)
+def _along_texts() -> FigureStore:
+    return FigureStore()
+
+
+def component_follow(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The follow a live chart's data carries, as ``Follow.to_json`` wrote it (tests; live_chart.js does the same)."""
+    return {"index": data["follow_index"], **json.loads(data["follow"])}
 
 
 def figure_text(figure: go.Figure) -> str:

@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from ui.live_chart import component_follow
+
 LIVE_CHART = "bidi_component"
 
 
@@ -19,12 +21,13 @@ def _leaves(node: Any) -> list[Any]:
 
 
 def live_chart_data(app) -> list[dict[str, Any]]:
-    """The data each live chart of the page was sent: its figure (JSON text), its follow, its config."""
-    return [
+    """The data each live chart of the page was sent: its figure (JSON text), its follow (read), its config."""
+    sent = [
         json.loads(leaf.proto.json)
         for leaf in _leaves(app.main)
         if getattr(leaf, "type", None) == LIVE_CHART and leaf.proto.component_name == "kvlab_live_chart"
     ]
+    return [{**data, "follow": component_follow(data)} for data in sent]
 
 
 def chart_figures(app) -> list[dict[str, Any]]:

@@ -1,0 +1,148 @@
+"""Charts drawn once per set of inputs: a figure is kept as plain JSON, keyed by what defines it.
+
+A Plotly figure costs 5–30 ms of server CPU to build (Plotly checks every property as it
+is set) and as much again to check and serialise when Streamlit sends it, on every rerun,
+although most of a page's charts do not change when one slider moves, and a class of
+students visits the same values. So a lesson names the builder and its arguments
+(``FigureCall``, made by ``ui.lesson.figure``), and ``ui.lesson.chart`` looks the drawn
+figure up here first: a figure, once built, is kept as the dict (or, for a live chart,
+the JSON text) that the browser receives, for every session of the process.
+
+The key holds the builder's name and every argument's type and value (``call_key``):
+numbers, text, numpy arrays (their bytes), mappings, sequences and frozen dataclasses
+such as ``ModelSpec`` (compared field by field). The builders are pure functions
+(``charts/``): the same key, the same figure. An argument of any other kind (a lambda,
+an open file) leaves that chart uncached: it is built on every rerun, as before.
+
+A kept dict is shared by every session and never changed: ``DrawnFigure`` hands it to
+``st.plotly_chart`` as it is, so Streamlit neither copies nor re-checks it (it would
+rebuild a ``go.Figure`` from a dict to check it: 4 ms for a small chart).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import enum
+import threading
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.basedatatypes import BaseFigure
+
+#: Figures kept per process (a figure's JSON is 5–300 kB: at most some tens of MB in all).
+MAX_FIGURES = 512
+
+
+@dataclass(frozen=True, slots=True)
+class FigureCall:
+    """A figure to draw: ``builder(*args, **kwargs)``, built by ``ui.lesson.chart`` unless it is kept already."""
+
+    builder: Callable[..., go.Figure]
+    args: tuple[Any, ...]
+    kwargs: Mapping[str, Any]
+
+    def build(self) -> go.Figure:
+        return self.builder(*self.args, **self.kwargs)
+
+
+class Uncacheable(TypeError):
+    """An argument whose value cannot be read into a key (the chart is then built every time)."""
+
+
+def call_key(call: FigureCall, *extra: Hashable) -> Hashable:
+    """A key for the builder, its arguments (types and values) and `extra` (the chart's height...).
+
+    Two calls get equal keys only when they name the same builder with arguments of the
+    same types and values (``frozen``), so a kept figure is found again only for them.
+    """
+    return (_function_name(call.builder), frozen(call.args), frozen(dict(call.kwargs)), extra)
+
+
+def _function_name(function: Callable[..., Any]) -> str:
+    """A module-level function's full name; a local function or a lambda has none that stays its own."""
+    qualname = getattr(function, "__qualname__", "")
+    if not qualname or "<" in qualname:
+        raise Uncacheable(f"{function!r} is not a module-level function")
+    return f"{function.__module__}.{qualname}"
+
+
+def frozen(value: Any) -> Hashable:
+    """`value` as a hashable key that keeps its type: ``1``, ``1.0`` and ``True`` differ; an array by its bytes.
+
+    A hashable frozen dataclass (``ModelSpec``, ``GpuSpec``) stands for itself (its own
+    ``__eq__`` compares every field); another dataclass goes field by field. Anything
+    else that is neither a number, text, an array, a mapping nor a sequence raises
+    ``Uncacheable``.
+    """
+    kind = type(value)
+    if value is None or kind in (bool, int, float, str, bytes, complex):
+        return (kind, value)
+    if isinstance(value, np.ndarray):
+        if value.dtype.hasobject:
+            return ("object-array", value.shape, frozen(value.tolist()))
+        return ("array", value.dtype.str, value.shape, np.ascontiguousarray(value).tobytes())
+    if isinstance(value, np.generic | enum.Enum):
+        return (kind, value)
+    if isinstance(value, Mapping):
+        return (kind, tuple((frozen(item_key), frozen(item)) for item_key, item in value.items()))
+    if kind in (list, tuple) or (isinstance(value, tuple) and hasattr(value, "_fields")):
+        return (kind, tuple(frozen(item) for item in value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        try:
+            hash(value)
+        except TypeError:
+            return (kind, tuple(frozen(getattr(value, item.name)) for item in dataclasses.fields(value)))
+        return (kind, value)
+    if callable(value):
+        return ("function", _function_name(value))
+    raise Uncacheable(f"cannot key a chart on a {kind.__qualname__}")
+
+
+class FigureStore:
+    """The last ``MAX_FIGURES`` figures drawn, by key; shared by every session (one per process, thread-safe)."""
+
+    def __init__(self, max_figures: int = MAX_FIGURES) -> None:
+        self._figures: collections.OrderedDict[Hashable, Any] = collections.OrderedDict()
+        self._lock = threading.Lock()
+        self._max_figures = max_figures
+
+    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """The figure kept under `key`, or `make()`'s, kept from now on (two sessions may both make it once)."""
+        with self._lock:
+            if key in self._figures:
+                self._figures.move_to_end(key)
+                return self._figures[key]
+        made = make()
+        with self._lock:
+            self._figures[key] = made
+            self._figures.move_to_end(key)
+            while len(self._figures) > self._max_figures:
+                self._figures.popitem(last=False)
+        return made
+
+    def __len__(self) -> int:
+        return len(self._figures)
+
+
+class DrawnFigure(BaseFigure):
+    """A figure already built, as its dict: ``st.plotly_chart`` sends it as it is.
+
+    Streamlit reads a figure with ``plotly.tools.return_figure_from_figure_or_data``: a
+    ``BaseFigure`` is trusted and read with ``to_dict()``, while a plain dict is rebuilt
+    into a ``go.Figure`` to be checked. This one answers ``to_dict()`` with the kept dict
+    (built and checked by Plotly once), and nothing else of a figure.
+    """
+
+    def __init__(self, spec: dict[str, Any]) -> None:  # not BaseFigure's: nothing to build or check
+        object.__setattr__(self, "_spec", spec)
+
+    def to_dict(self) -> dict[str, Any]:
+        spec: dict[str, Any] = object.__getattribute__(self, "_spec")
+        return spec
+
+    def __repr__(self) -> str:
+        return f"DrawnFigure({len(self.to_dict().get('data', []))} traces)"
