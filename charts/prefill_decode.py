@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from charts.style import COLORS, titled, vline
+from charts.style import COLORS, titled, vline, vrect
 from kvcore import timing
 from kvcore.model import ModelSpec
 from kvcore.timing import attainable_flop_per_s, ridge_point
@@ -78,7 +78,8 @@ def roofline_patches(
         bound = np.where(intensity >= knee, bound_words["compute"], bound_words["memory"])
         patches[("data", phase, "x")] = np.asarray(intensity, dtype=float)[:, np.newaxis]
         patches[("data", phase, "y")] = height[:, np.newaxis]
-        patches[("data", phase, "hovertemplate")] = [_roofline_hover(labels[phase], f"<br>{word}") for word in bound]
+        hovers = {word: _roofline_hover(labels[phase], f"<br>{word}") for word in bound_words.values()}
+        patches[("data", phase, "hovertemplate")] = [hovers[word] for word in bound]  # two texts, written once
     return patches
 
 
@@ -215,12 +216,11 @@ def timeline_figure(
             showlegend=False,
         )
     )
-    figure.add_vrect(
-        x0=0.0,
-        x1=ttft_s,
-        fillcolor=PREFILL_COLOR,
-        opacity=0.18,
-        line_width=0,
+    vrect(
+        figure,
+        0.0,
+        ttft_s,
+        fill={"fillcolor": PREFILL_COLOR, "opacity": 0.18, "line_width": 0},
         annotation={"text": labels["prefill"], "font": {"color": PREFILL_COLOR}},
         annotation_position="top left",
     )

@@ -77,7 +77,8 @@ def vline(
     ``axis_spanning_shape_annotation``), without its search over every subplot. With
     `name`, the shape and its label carry it: a live chart's patches find them by it.
     """
-    _spanning(figure, "vline", {"x0": x, "x1": x, "y0": 0, "y1": 1}, line, annotation, annotation_position, name)
+    where = {"x0": x, "x1": x, "y0": 0, "y1": 1}
+    _spanning(figure, "vline", where, {"type": "line", "line": line}, annotation, annotation_position, name)
 
 
 def hline(
@@ -90,7 +91,25 @@ def hline(
     name: str | None = None,
 ) -> None:
     """A horizontal line across the plot at `y`, with an optional label: Plotly's ``add_hline``, cheaper."""
-    _spanning(figure, "hline", {"x0": 0, "x1": 1, "y0": y, "y1": y}, line, annotation, annotation_position, name)
+    where = {"x0": 0, "x1": 1, "y0": y, "y1": y}
+    _spanning(figure, "hline", where, {"type": "line", "line": line}, annotation, annotation_position, name)
+
+
+def vrect(
+    figure: go.Figure,
+    x0: float,
+    x1: float,
+    *,
+    fill: dict[str, Any],
+    annotation: dict[str, Any] | None = None,
+    annotation_position: str = "top right",
+) -> None:
+    """A band across the plot from `x0` to `x1` (`fill`: fillcolor, opacity, line_width), with an optional label.
+
+    Plotly's ``add_vrect`` with the same shape and label, at about a third of its cost (``vline``).
+    """
+    where = {"x0": x0, "x1": x1, "y0": 0, "y1": 1}
+    _spanning(figure, "vrect", where, {"type": "rect", **fill}, annotation, annotation_position, None)
 
 
 #: The name of the line (a shape) and label (an annotation) that mark the slider's value on a chart.
@@ -153,16 +172,16 @@ def moving_vline_patches(
 
 def _spanning(
     figure: go.Figure,
-    kind: Literal["vline", "hline"],
+    kind: Literal["vline", "hline", "vrect"],
     where: dict[str, float],
-    line: dict[str, Any],
+    shape: dict[str, Any],
     annotation: dict[str, Any] | None,
     annotation_position: str,
     name: str | None,
 ) -> None:
-    refs = {"xref": "x", "yref": "y domain"} if kind == "vline" else {"xref": "x domain", "yref": "y"}
+    refs = {"xref": "x domain", "yref": "y"} if kind == "hline" else {"xref": "x", "yref": "y domain"}
     named = {} if name is None else {"name": name}
-    figure.add_shape(type="line", line=line, **where, **refs, **named)
+    figure.add_shape(**shape, **where, **refs, **named)
     if annotation is not None:
         label = axis_spanning_shape_annotation(
             dict(annotation), kind, where, {"annotation_position": annotation_position}
