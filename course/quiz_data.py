@@ -457,6 +457,32 @@ QUIZZES: Mapping[str, tuple[Question, ...]] = MappingProxyType(
                 facts="tensor_parallel_cache",
             ),
         ),
+        "engines": (
+            Question(
+                id="eg_budget",
+                lesson="engines",
+                text="quiz.eg_budget",
+                options=("quiz.eg_budget_a", "quiz.eg_budget_b", "quiz.eg_budget_c"),
+                answer="quiz.eg_budget_b",
+                explanation="quiz.eg_budget_why",
+            ),
+            Question(
+                id="eg_slots",
+                lesson="engines",
+                text="quiz.eg_slots",
+                options=("quiz.eg_slots_a", "quiz.eg_slots_b", "quiz.eg_slots_c"),
+                answer="quiz.eg_slots_c",
+                explanation="quiz.eg_slots_why",
+            ),
+            Question(
+                id="eg_q8",
+                lesson="engines",
+                text="quiz.eg_q8",
+                options=("quiz.eg_q8_a", "quiz.eg_q8_b", "quiz.eg_q8_c"),
+                answer="quiz.eg_q8_a",
+                explanation="quiz.eg_q8_why",
+            ),
+        ),
         "vllm_log": (
             Question(
                 id="vl_implied",

@@ -19,6 +19,7 @@ from .capacity import *  # noqa: F403
 from .config_fields import *  # noqa: F403
 from .data import *  # noqa: F403
 from .dtypes import *  # noqa: F403
+from .engines import *  # noqa: F403
 from .errors import *  # noqa: F403
 from .hardware import *  # noqa: F403
 from .hf_config import *  # noqa: F403

@@ -32,6 +32,7 @@ from .capacity import (
 )
 from .data import load_gpus, load_models
 from .dtypes import BYTES_PER_VALUE, bytes_per_value
+from .engines import ENGINES, engine_startup
 from .errors import KvError
 from .hardware import GpuSpec, gpu
 from .hf_config import ConfigReading, read_config_path
@@ -175,6 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
         "prefill": "compute-bound prefill: FLOPs and time to first token",
         "models": "list the models of data/models.csv",
         "gpus": "list the GPUs of data/gpus.csv",
+        "startup": "the start-up lines an engine would print for these settings (vLLM, SGLang, llama.cpp, Ollama, "
+        "TensorRT-LLM), and their numbers",
     }
     for name, text in helps.items():
         command = sub.add_parser(name, help=text, description=text)
@@ -185,7 +188,17 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         _model_options(command)
         _common_options(command)
+        if name == "startup":
+            _engine_options(command)
     return parser
+
+
+def _engine_options(command: argparse.ArgumentParser) -> None:
+    """The engines' own flags, spelled as each engine spells them (kvcore.engines)."""
+    command.add_argument("--engine", choices=ENGINES, default="vllm", help="the engine to model (default vllm)")
+    command.add_argument(
+        "--kv-cache-dtype", type=_dtype, help="vLLM/SGLang --kv-cache-dtype (default auto: the model's 16-bit dtype)"
+    )
 
 
 def _model_options(command: argparse.ArgumentParser) -> None:
@@ -702,6 +715,39 @@ def run_gpus(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def run_startup(args: argparse.Namespace) -> dict[str, Any]:
+    """The engine's start-up for these settings: its printed lines and its numbers (kvcore.engines.engine_startup)."""
+    model = resolve_model(args)
+    gpu = resolve_gpu(args)
+    if gpu is None and args.gpu_memory_gib:
+        gpu = _custom_gpu(args)
+    startup = engine_startup(args.engine, model, gpu=gpu, **_ENGINE_FLAGS[args.engine](args))
+    return {"model": model.name, **startup.as_json(), "lines": startup.lines()}
+
+
+def _vllm_flags(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "version": args.vllm_version,
+        "utilization": args.gpu_memory_utilization,
+        "max_model_len": args.max_model_len,
+        "max_num_batched_tokens": args.max_num_batched_tokens,
+        "max_num_seqs": args.max_num_seqs,
+        "kv_dtype": args.kv_cache_dtype or "auto",
+        "weights_dtype": args.weight_dtype,
+        "enforce_eager": args.enforce_eager,
+        "entry": args.entry,
+        "block_size": args.block_size,
+        "tp": args.tp,
+        "pp": args.pp,
+    }
+
+
+#: --engine → the keyword arguments of that engine's start-up, from the command line.
+_ENGINE_FLAGS: Mapping[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
+    "vllm": _vllm_flags,
+}
+
+
 RUNNERS = {
     "kv": run_kv,
     "capacity": run_capacity,
@@ -709,11 +755,14 @@ RUNNERS = {
     "prefill": run_prefill,
     "models": run_models,
     "gpus": run_gpus,
+    "startup": run_startup,
 }
 
 
 def render_text(command: str, result: dict[str, Any]) -> str:
     """A few readable lines for a result (memory in GiB, rates in decimal units)."""
+    if command == "startup":
+        return "\n".join(result["lines"])
     if command == "models" and "models" in result:
         return "\n".join(
             f"{m['id']:<22} {m['attention']:<4} {m['layers']:>4} layers  "

@@ -57,6 +57,7 @@ from .vllm_versions import NEWEST_RELEASE, kv_cache_format, parse_release, vllm_
 
 __all__ = [
     "MAX_UTILIZATION",
+    "VLLM_MARKERS",
     "Advice",
     "LogRelease",
     "ModelMismatch",
@@ -241,6 +242,10 @@ _V0_MARKERS = re.compile(
     r"can be stored in KV cache|executor_base\.py|gpu_executor\.py|llm_engine\.py|(?<!gpu_)model_runner\.py|"
     r"(?<![\w])worker\.py",
     re.IGNORECASE,
+)
+#: Lines only vLLM prints (either engine), for telling a vLLM paste from another engine's.
+VLLM_MARKERS = re.compile(
+    rf"(?:{_V1_MARKERS.pattern})|(?:{_V0_MARKERS.pattern})|\bvllm\b", re.IGNORECASE | re.MULTILINE
 )
 
 

@@ -1,0 +1,59 @@
+"""The engines side by side: each engine's KV pool on the same GPU, and the requests it serves at once."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import plotly.graph_objects as go
+
+from charts.formatting import count, memory
+from charts.style import COLORS, titled
+
+#: Keys a caller must translate (the x title must name the unit; "users" takes {users}, "refuses" none).
+ENGINES_LABELS = ("title", "subtitle", "x_title", "y_title", "users", "refuses", "chosen")
+
+
+def engines_figure(
+    *,
+    names: Sequence[str],
+    pool_bytes: Sequence[float],
+    users: Sequence[int],
+    fits: Sequence[bool],
+    chosen: int | None,
+    labels: Mapping[str, str],
+    separators: str = ".,",
+    unit_bytes: float = 2**30,
+    unit: str = "GiB",
+) -> go.Figure:
+    """One horizontal bar per engine: its KV pool per GPU in `unit`, labelled with the requests it serves.
+
+    `names[i]` is engine i's name, `pool_bytes[i]` its pool (bytes per GPU), `users[i]` the requests
+    of the page's context it holds at once, `fits[i]` whether it starts at all; `chosen` is the row of
+    the engine whose own flags the page shows (outlined), None for none.
+    """
+    values = [max(value, 0.0) / unit_bytes for value in pool_bytes]
+    texts = [
+        labels["users"].format(users=count(n, separators)) if ok else labels["refuses"]
+        for n, ok in zip(users, fits, strict=True)
+    ]
+    colors = [COLORS["kv_cache"] if ok else COLORS["limit"] for ok in fits]
+    widths = [3 if index == chosen else 0 for index in range(len(names))]
+    hover = [
+        f"{name}<br>{memory(b, separators, unit=unit)}<br>{text}"
+        for name, b, text in zip(names, pool_bytes, texts, strict=True)
+    ]
+    figure = go.Figure(
+        go.Bar(
+            x=values,
+            y=list(names),
+            orientation="h",
+            text=texts,
+            textposition="auto",
+            marker={"color": colors, "line": {"color": COLORS["text"], "width": widths}},
+            hovertext=hover,
+            hoverinfo="text",
+            name=labels["chosen"],
+        )
+    )
+    figure.update_layout(yaxis={"autorange": "reversed"}, showlegend=False, height=120 + 60 * len(names))
+    return titled(figure, labels, separators=separators)
