@@ -66,6 +66,7 @@ __all__ = [
     "VllmFlags",
     "VllmLog",
     "blocks_from_tokens",
+    "log_body",
     "log_flags",
     "parse_vllm_log",
     "read_log_header",
@@ -1130,6 +1131,19 @@ def read_log_header(text: str) -> dict[str, str]:
             break
         header.setdefault(match.group(1), match.group(2).strip())
     return header
+
+
+def log_body(text: str) -> str:
+    """The log after its ``# key: value`` header (what :func:`read_log_header` reads is dropped).
+
+    A header's notes may quote log lines of other runs; only the body is the start-up itself.
+
+    >>> log_body("# source: https://x\n# note: it printed 9.9 GiB before\nINFO real line")
+    'INFO real line'
+    """
+    lines = str(text).splitlines()
+    start = next((index for index, line in enumerate(lines) if _HEADER_LINE.match(line.strip()) is None), len(lines))
+    return "\n".join(lines[start:])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
