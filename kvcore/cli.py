@@ -108,6 +108,7 @@ FLAGS: Mapping[tuple[str | None, str], str] = MappingProxyType(
         ("sliding_layers_exceed_layers", ""): "--sliding-layers",
         ("active_exceeds_total", ""): "--active-params-b",
         ("unknown_dtype", ""): "--kv-dtype / --weight-dtype",
+        ("engine_needs_gpu", ""): "--gpu",
     }
 )
 #: KvError codes that an option left out explains → what to give.
@@ -721,7 +722,7 @@ def run_startup(args: argparse.Namespace) -> dict[str, Any]:
     gpu = resolve_gpu(args)
     if gpu is None and args.gpu_memory_gib:
         gpu = _custom_gpu(args)
-    startup = engine_startup(args.engine, model, gpu=gpu, **_ENGINE_FLAGS[args.engine](args))
+    startup = engine_startup(args.engine, model, gpu=gpu, flags=_ENGINE_FLAGS[args.engine](args))
     return {"model": model.name, **startup.as_json(), "lines": startup.lines()}
 
 

@@ -154,7 +154,9 @@ class VllmEngineStartup:
 
 def _vllm(model: ModelSpec, gpu: GpuSpec | None, flags: Mapping[str, Any]) -> EngineStartup:
     if gpu is None:
-        raise KvError("engine_needs_gpu", "vLLM sizes its pool from the GPU's memory: choose a GPU", engine="vllm")
+        raise KvError(
+            "engine_needs_gpu", "vLLM sizes its pool from the GPU's memory: choose a GPU", engine=ENGINE_NAMES["vllm"]
+        )
     return VllmEngineStartup(vllm_startup(model, gpu, **flags))
 
 
@@ -164,17 +166,19 @@ _STARTUPS: Mapping[str, Callable[[ModelSpec, GpuSpec | None, Mapping[str, Any]],
 }
 
 
-def engine_startup(engine: str, model: ModelSpec, *, gpu: GpuSpec | None = None, **flags: Any) -> EngineStartup:
+def engine_startup(
+    engine: str, model: ModelSpec, *, gpu: GpuSpec | None = None, flags: Mapping[str, Any] | None = None
+) -> EngineStartup:
     """The start-up of `engine` for `model` on `gpu`, with the engine's own keyword arguments.
 
-    `flags` are those of the engine's function: :func:`kvcore.vllm_startup.vllm_startup` (version,
+    `flags` are the keyword arguments of the engine's function: :func:`kvcore.vllm_startup.vllm_startup` (version,
     utilization, max_model_len, kv_dtype, tp, …), :func:`kvcore.sglang.sglang_startup`,
     :func:`kvcore.llamacpp.llamacpp_startup`, :func:`kvcore.ollama.ollama_startup`,
     :func:`kvcore.trtllm.trtllm_startup`.
 
     >>> from kvcore.data import load_gpus, load_models
     >>> run = engine_startup("vllm", load_models()["llama-3.1-8b"], gpu=load_gpus()["rtx-3090"],
-    ...                      version="0.6.4.post1", max_model_len=20000)
+    ...                      flags={"version": "0.6.4.post1", "max_model_len": 20000})
     >>> run.engine, run.fits
     ('vllm', True)
     """
@@ -182,7 +186,7 @@ def engine_startup(engine: str, model: ModelSpec, *, gpu: GpuSpec | None = None,
         raise KvError(
             "unknown_engine", f"unknown engine {engine!r}: use one of {', '.join(ENGINES)}", name="engine", value=engine
         )
-    return _STARTUPS[engine](model, gpu, flags)
+    return _STARTUPS[engine](model, gpu, flags or {})
 
 
 #: A cache width → each engine's name for it: 16 bits is every engine's default, 8 bits its one-byte format.
@@ -234,11 +238,13 @@ def compare_engines(
     16 is each engine's default cache, 8 its one-byte format (:data:`CACHE_FORMATS`).
     """
     if cache_bits not in CACHE_FORMATS:
-        raise KvError("unknown_cache_bits", f"cache_bits must be 16 or 8, got {cache_bits}", name="cache_bits")
+        raise KvError(
+            "unknown_cache_bits", f"cache_bits must be 16 or 8, got {cache_bits}", name="cache_bits", value=cache_bits
+        )
     rows = []
     for engine in engines or ENGINES:
         flags = _default_flags(engine, context_tokens=context_tokens, gpus=gpus, cache_bits=cache_bits)
-        startup = engine_startup(engine, model, gpu=gpu, **flags)
+        startup = engine_startup(engine, model, gpu=gpu, flags=flags)
         users = math.floor(startup.max_concurrency(context_tokens) + 1e-9) if startup.fits else 0
         rows.append(
             EngineComparison(engine=engine, startup=startup, context_tokens=context_tokens, users=users, flags=flags)
