@@ -6,18 +6,18 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from charts.formatting import count, memory
+from charts.formatting import memory
 from charts.style import COLORS, titled
 
-#: Keys a caller must translate (the x title must name the unit; "users" takes {users}, "refuses" none).
-ENGINES_LABELS = ("title", "subtitle", "x_title", "y_title", "users", "refuses", "chosen")
+#: Keys a caller must translate (the x title must name the unit).
+ENGINES_LABELS = ("title", "subtitle", "x_title", "y_title", "chosen")
 
 
 def engines_figure(
     *,
     names: Sequence[str],
     pool_bytes: Sequence[float],
-    users: Sequence[int],
+    texts: Sequence[str],
     fits: Sequence[bool],
     chosen: int | None,
     labels: Mapping[str, str],
@@ -27,15 +27,11 @@ def engines_figure(
 ) -> go.Figure:
     """One horizontal bar per engine: its KV pool per GPU in `unit`, labelled with the requests it serves.
 
-    `names[i]` is engine i's name, `pool_bytes[i]` its pool (bytes per GPU), `users[i]` the requests
-    of the page's context it holds at once, `fits[i]` whether it starts at all; `chosen` is the row of
-    the engine whose own flags the page shows (outlined), None for none.
+    `names[i]` is engine i's name, `pool_bytes[i]` its pool (bytes per GPU), `texts[i]` the label
+    on its bar (the requests it serves, or why none), `fits[i]` whether it serves any (orange, else
+    red); `chosen` is the row of the engine whose own flags the page shows (outlined), None for none.
     """
     values = [max(value, 0.0) / unit_bytes for value in pool_bytes]
-    texts = [
-        labels["users"].format(users=count(n, separators)) if ok else labels["refuses"]
-        for n, ok in zip(users, fits, strict=True)
-    ]
     colors = [COLORS["kv_cache"] if ok else COLORS["limit"] for ok in fits]
     widths = [3 if index == chosen else 0 for index in range(len(names))]
     hover = [

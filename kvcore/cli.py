@@ -198,7 +198,43 @@ def _engine_options(command: argparse.ArgumentParser) -> None:
     """The engines' own flags, spelled as each engine spells them (kvcore.engines)."""
     command.add_argument("--engine", choices=ENGINES, default="vllm", help="the engine to model (default vllm)")
     command.add_argument(
-        "--kv-cache-dtype", type=_dtype, help="vLLM/SGLang --kv-cache-dtype (default auto: the model's 16-bit dtype)"
+        "--kv-cache-dtype",
+        help="vLLM/SGLang/TensorRT-LLM KV cache format (default auto: the model's 16-bit dtype; fp8, fp8_e5m2, …)",
+    )
+    sgl = command.add_argument_group("SGLang (server_args.py)")
+    sgl.add_argument(
+        "--mem-fraction-static",
+        type=_number(maximum=1.0),
+        help="share of the GPU for weights + KV pool (default: by GPU)",
+    )
+    sgl.add_argument("--page-size", type=_whole, default=1, help="tokens per page (default 1)")
+    sgl.add_argument("--max-total-tokens", type=_whole, help="a cap on the pool's tokens")
+    sgl.add_argument("--context-length", type=_whole, help="the longest request (default: the model's)")
+    sgl.add_argument("--sglang-version", help="the SGLang release to model (default: the newest modelled)")
+    cpp = command.add_argument_group("llama.cpp / Ollama (llama-server flags; Ollama maps them to its own)")
+    cpp.add_argument("--ctx-size", type=_whole, help="-c: cells of the cache, every slot together (default 4096)")
+    cpp.add_argument("--parallel", type=_whole, help="-np: parallel sequences (slots)")
+    cpp.add_argument("--cache-type-k", help="-ctk: f16, bf16, f32, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl (default f16)")
+    cpp.add_argument("--cache-type-v", help="-ctv: as --cache-type-k (default f16); Ollama: one type for both")
+    cpp.add_argument("--ubatch-size", type=_whole, default=512, help="-ub (default 512)")
+    cpp.add_argument("--batch-size", type=_whole, default=2048, help="-b (default 2048)")
+    cpp.add_argument("--flash-attn", choices=("on", "off", "auto"), default="auto", help="-fa (default auto)")
+    cpp.add_argument("--swa-full", action="store_true", help="keep every sliding layer at full length")
+    cpp.add_argument("--kv-unified", action="store_true", help="-kvu: one cache shared by every slot")
+    cpp.add_argument("--llamacpp-build", type=_whole, help="the llama.cpp build bNNNN (default: the newest modelled)")
+    cpp.add_argument("--n-gpu-layers", type=_whole, help="-ngl: layers offloaded to the GPU (default: all)")
+    cpp.add_argument("--ollama-version", help="the Ollama release to model (default: the newest modelled)")
+    trt = command.add_argument_group("TensorRT-LLM (KvCacheConfig)")
+    trt.add_argument(
+        "--free-gpu-memory-fraction",
+        type=_number(maximum=1.0),
+        help="share of the memory free after the engine loads (default 0.9)",
+    )
+    trt.add_argument("--tokens-per-block", type=_whole, help="tokens per KV block (default: the release's, 32)")
+    trt.add_argument("--max-tokens-in-paged-kv-cache", type=_whole, help="a cap on the pool's tokens (max_tokens)")
+    trt.add_argument("--trtllm-version", help="the TensorRT-LLM release to model (default: the newest modelled)")
+    trt.add_argument(
+        "--backend", choices=("pytorch", "trt"), default="pytorch", help="TensorRT-LLM backend (default pytorch)"
     )
 
 
@@ -722,6 +758,8 @@ def run_startup(args: argparse.Namespace) -> dict[str, Any]:
     gpu = resolve_gpu(args)
     if gpu is None and args.gpu_memory_gib:
         gpu = _custom_gpu(args)
+    if not args.max_model_len and not model.max_position_embeddings:
+        args.max_model_len = args.context  # typed numbers carry no longest context: take --context's
     startup = engine_startup(args.engine, model, gpu=gpu, flags=_ENGINE_FLAGS[args.engine](args))
     return {"model": model.name, **startup.as_json(), "lines": startup.lines()}
 
@@ -743,9 +781,73 @@ def _vllm_flags(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _trtllm_flags(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "tp": args.tp,
+        "free_gpu_memory_fraction": args.free_gpu_memory_fraction,
+        "tokens_per_block": args.tokens_per_block,
+        "max_tokens_in_paged_kv_cache": args.max_tokens_in_paged_kv_cache,
+        "kv_cache_dtype": args.kv_cache_dtype or "auto",
+        "release": args.trtllm_version,
+        "backend": args.backend,
+        "max_seq_len": args.max_model_len,
+        "weights_dtype": args.weight_dtype,
+    }
+
+
+def _flash(args: argparse.Namespace) -> bool | None:
+    return None if args.flash_attn == "auto" else args.flash_attn == "on"
+
+
+def _sglang_flags(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "tp": args.tp,
+        "mem_fraction_static": args.mem_fraction_static,
+        "page_size": args.page_size,
+        "kv_cache_dtype": args.kv_cache_dtype or "auto",
+        "max_total_tokens": args.max_total_tokens,
+        "context_length": args.context_length or args.max_model_len,
+        "release": args.sglang_version,
+    }
+
+
+def _llamacpp_flags(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "ctx_size": args.ctx_size or 4096,
+        "parallel": args.parallel or 1,
+        "cache_type_k": args.cache_type_k or "f16",
+        "cache_type_v": args.cache_type_v or "f16",
+        "ubatch_size": args.ubatch_size,
+        "batch_size": args.batch_size,
+        "flash_attn": _flash(args),
+        "swa_full": args.swa_full,
+        "kv_unified": True if args.kv_unified else None,
+        "build": args.llamacpp_build,
+        "gpu_count": args.gpus or args.tp,
+        "n_gpu_layers": args.n_gpu_layers,
+        "weights_bytes": args.weights_gib * units.GiB if args.weights_gib is not None else None,
+    }
+
+
+def _ollama_flags(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "num_ctx": args.ctx_size,
+        "num_parallel": args.parallel,
+        "kv_cache_type": args.cache_type_k or "f16",
+        "flash_attention": _flash(args),
+        "gpu_count": args.gpus or args.tp,
+        "version": args.ollama_version,
+        "weights_bytes": args.weights_gib * units.GiB if args.weights_gib is not None else None,
+    }
+
+
 #: --engine → the keyword arguments of that engine's start-up, from the command line.
 _ENGINE_FLAGS: Mapping[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "vllm": _vllm_flags,
+    "trtllm": _trtllm_flags,
+    "sglang": _sglang_flags,
+    "llama.cpp": _llamacpp_flags,
+    "ollama": _ollama_flags,
 }
 
 

@@ -1138,7 +1138,7 @@ def log_body(text: str) -> str:
 
     A header's notes may quote log lines of other runs; only the body is the start-up itself.
 
-    >>> log_body("# source: https://x\n# note: it printed 9.9 GiB before\nINFO real line")
+    >>> log_body("# source: https://x\\n# note: it printed 9.9 GiB before\\nINFO real line")
     'INFO real line'
     """
     lines = str(text).splitlines()

@@ -29,7 +29,7 @@ def test_the_default_page_shows_vllms_start_up_lines_and_numbers(app, models, gp
 
 @pytest.mark.parametrize("engine", kvcore.ENGINES)
 def test_each_engine_shows_its_own_lines(app, models, gpus, engine):
-    open_page(app, eg_engine=engine, eg_context="4096")
+    open_page(app, eg_engine=kvcore.ENGINE_NAMES[engine], eg_context="4096")
     [row] = [row for row in rows(models, gpus, context=4096) if row.engine == engine]
     assert app.code[0].value == "\n".join(row.startup.lines())
     assert not app.exception
