@@ -53,6 +53,23 @@ POOL_FORMULAS = {
     "trtllm": r"\text{pool} = M - W - \text{peak} - (1 - f_{\text{free}}) \cdot F",
 }
 
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def compared(
+    model: kvcore.ModelSpec,
+    gpu: kvcore.GpuSpec,
+    context: int,
+    gpus: int,
+    cache_bits: int,
+    engine: str,
+    own: tuple[tuple[str, object], ...],
+) -> tuple[kvcore.EngineComparison, ...]:
+    """kvcore.compare_engines once per settings (llama.cpp's and Ollama's rows search a few dozen start-ups)."""
+    return kvcore.compare_engines(
+        model, gpu, context_tokens=context, gpus=gpus, cache_bits=cache_bits, flags={engine: dict(own)}
+    )
+
+
 model = ui.current_model()
 gpu = ui.current_gpu()
 names = kvcore.ENGINE_NAMES
@@ -185,9 +202,7 @@ with controls:
 
 try:
     # Every engine at its own defaults, then the chosen one (kvcore.engines.compare_engines).
-    rows = kvcore.compare_engines(
-        model, gpu, context_tokens=context, gpus=gpus, cache_bits=cache_bits, flags={engine: own}
-    )
+    rows = compared(model, gpu, context, gpus, cache_bits, engine, tuple(sorted(own.items())))
 except ValueError as error:
     lesson.stop_with(error)
 
