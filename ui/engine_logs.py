@@ -41,6 +41,36 @@ CHECK_TEXTS: Mapping[tuple[str, str], str] = {
     ("trtllm", "estimation_allocated_bytes"): "engine_logs.trtllm_estimation_allocated_bytes",
     ("trtllm", "tmp_kv_memory_bytes"): "engine_logs.trtllm_tmp_kv_memory_bytes",
 }
+#: (engine, the start of a check kind) → its catalogue key, for kinds that come in families (llama.cpp prints a
+#: line per cache: cells_full, cells_swa, k_full_bytes, …). The longest matching start wins.
+CHECK_FAMILIES: Mapping[tuple[str, str], str] = {
+    ("llama.cpp", "cells"): "engine_logs.llamacpp_cells",
+    ("llama.cpp", "iswa_"): "engine_logs.llamacpp_iswa_cells",
+    ("llama.cpp", "kv_size"): "engine_logs.llamacpp_cells",
+    ("llama.cpp", "n_ctx"): "engine_logs.llamacpp_n_ctx",
+    ("llama.cpp", "size"): "engine_logs.llamacpp_size_bytes",
+    ("llama.cpp", "kv_self_bytes"): "engine_logs.llamacpp_size_bytes",
+    ("llama.cpp", "k_"): "engine_logs.llamacpp_k_bytes",
+    ("llama.cpp", "v_"): "engine_logs.llamacpp_v_bytes",
+    ("llama.cpp", "kv_buffer_bytes"): "engine_logs.llamacpp_kv_buffer_bytes",
+    ("llama.cpp", "layers"): "engine_logs.llamacpp_layers",
+    ("llama.cpp", "streams"): "engine_logs.llamacpp_streams",
+    ("llama.cpp", "n_layer"): "engine_logs.llamacpp_model_shape",
+    ("llama.cpp", "n_head_kv"): "engine_logs.llamacpp_model_shape",
+    ("llama.cpp", "n_embd_k_gqa"): "engine_logs.llamacpp_model_shape",
+    ("llama.cpp", "n_swa"): "engine_logs.llamacpp_model_shape",
+    ("llama.cpp", "recurrent"): "engine_logs.llamacpp_recurrent_bytes",
+    ("ollama", "layers."): "engine_logs.ollama_layers",
+    ("ollama", "memory.graph"): "engine_logs.ollama_graph",
+    ("ollama", "memory.required.kv"): "engine_logs.ollama_required_kv",
+    ("ollama", "memory.required.full"): "engine_logs.ollama_required_full",
+    ("ollama", "memory.required.partial"): "engine_logs.ollama_required_partial",
+    ("ollama", "memory.required.allocations"): "engine_logs.ollama_required_partial",
+    ("ollama", "memory.weights"): "engine_logs.ollama_weights",
+    ("ollama", "kv cache"): "engine_logs.ollama_device_kv",
+    ("ollama", "model weights"): "engine_logs.ollama_device_weights",
+    ("ollama", "compute graph"): "engine_logs.ollama_device_graph",
+}
 #: A check's status → its catalogue key (the vLLM reader's words).
 STATUS_KEYS = {
     "agree": "vllm_log.status_agree",
@@ -62,9 +92,14 @@ def value_text(value: float | None, unit: str) -> str:
 
 
 def check_name(engine: str, check: Check) -> str:
-    """What the printed number means, or its field name when the catalogue has no sentence for it."""
+    """What the printed number means: its own sentence, else its family's after the field's name, else the name."""
     key = CHECK_TEXTS.get((engine, check.kind))
-    return t(key) if key else f"`{check.kind}`"
+    if key is not None:
+        return t(key)
+    starts = [start for owner, start in CHECK_FAMILIES if owner == engine and check.kind.startswith(start)]
+    if not starts:
+        return f"`{check.kind}`"
+    return f"`{check.kind}`: {t(CHECK_FAMILIES[(engine, max(starts, key=len))])}"
 
 
 def show_engine_log(
@@ -93,6 +128,12 @@ def show_engine_log(
     st.markdown("\n".join(rows))
     if any(check.status == "differ" for check in checks):
         st.caption(t("engine_logs.differ_hint"))
+    if reading.recognised:
+        # What was read, as the engine printed it: shown as code, never as markup.
+        st.markdown(f"**{t('engine_logs.read_title', count=len(reading.recognised))}**")
+        st.code("\n".join(line.text for line in reading.recognised), language="text")
+    if reading.truncated:
+        st.warning(t("engine_logs.truncated"))
     drawn = ratio_checks(checks)
     if drawn:
         figure = checks_ratio_figure(

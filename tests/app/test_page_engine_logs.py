@@ -17,6 +17,7 @@ open_page = page_opener(PAGE)
 PASTES = [
     ("trtllm", "trtllm_logs/nvidia-trtllm_4275_llama-3.1-8b_fp8kv_rtx-5090.log", "llama-3.1-8b", "fp8"),
     ("sglang", "sglang_logs/vllm_21348_qwen3-235b-a22b_fp8_tp4.log", "qwen3-235b-a22b", "log"),
+    ("llama.cpp", "llamacpp_logs/ik_llama.cpp-issue_822_gpt-oss-20b_iswa-131k-b6699.log", "gpt-oss-20b", "log"),
 ]
 
 
@@ -56,3 +57,12 @@ def test_a_vllm_log_still_goes_to_the_vllm_reader(app):
     text = (ROOT / "data" / "vllm_logs" / "vllm_10517_llama31_8b_20k.txt").read_text(encoding="utf-8")
     paste(app, text)
     assert not any(translate("en", "engine_logs.col_line") in md.value for md in app.markdown)
+
+
+def test_a_paste_full_of_markup_is_shown_as_code_never_rendered(app):
+    text = (ROOT / "data" / PASTES[0][1]).read_text(encoding="utf-8")
+    hostile = text + "\n[TensorRT-LLM][INFO] Number of tokens per block: 32. <script>alert(1)</script> **bold**"
+    paste(app, hostile, model="llama-3.1-8b")
+    assert not app.exception
+    assert any("<script>" in block.value for block in app.code)
+    assert not any("<script>" in md.value for md in app.markdown)
