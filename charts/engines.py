@@ -38,13 +38,12 @@ def engines_figure(
         f"{name}<br>{memory(b, separators, unit=unit)}<br>{text}"
         for name, b, text in zip(names, pool_bytes, texts, strict=True)
     ]
+    # The label sits under the engine's name on the axis, not on the bar: it stays whole on a phone's width.
     figure = go.Figure(
         go.Bar(
             x=values,
-            y=list(names),
+            y=[f"<b>{name}</b><br>{text}" for name, text in zip(names, texts, strict=True)],
             orientation="h",
-            text=texts,
-            textposition="auto",
             marker={"color": colors, "line": {"color": COLORS["text"], "width": widths}},
             hovertext=hover,
             hoverinfo="text",

@@ -236,8 +236,14 @@ with results:
         unit_bytes=lesson.memory_unit_bytes(),
         unit=unit,
         labels={
-            "title": t("engines.chart_title", length=ui.num(format_tokens(context))),
-            "subtitle": t("engines.chart_subtitle", model=model.name, gpu=gpu.name, gpus=ui.plural("gpus.count", gpus)),
+            "title": t("engines.chart_title"),
+            "subtitle": t(
+                "engines.chart_subtitle",
+                model=model.name,
+                gpu=gpu.name,
+                gpus=gpus,
+                length=ui.num(format_tokens(context)),
+            ),
             "x_title": t("engines.chart_axis", unit=unit),
             "y_title": "",
             "chosen": names[engine],

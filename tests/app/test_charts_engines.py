@@ -22,9 +22,12 @@ def figure(**changes):
 
 def test_one_bar_per_engine_in_the_unit_with_its_label():
     [bar] = figure().data
-    assert list(bar.y) == ["vLLM", "SGLang", "llama.cpp"]
+    assert list(bar.y) == [
+        "<b>vLLM</b><br>4 users at once",
+        "<b>SGLang</b><br>2 users at once",
+        "<b>llama.cpp</b><br>does not start",
+    ]
     assert list(bar.x) == [4.0, 2.0, 0.0]  # a negative pool is drawn as none
-    assert list(bar.text) == ["4 users at once", "2 users at once", "does not start"]
 
 
 def test_an_engine_that_serves_no_one_is_red_and_the_chosen_one_is_outlined():
