@@ -36,7 +36,16 @@ from .budget import BudgetTerm
 from .errors import KvError
 from .hardware import GpuSpec
 from .kv import kv_heads_per_gpu, state_bytes_per_sequence
-from .log_lines import NUMBER_PATTERN, Check, LogPattern, RecognisedLine, log_pattern, read_patterns, verdict
+from .log_lines import (
+    NUMBER_PATTERN,
+    Check,
+    LogPattern,
+    RecognisedLine,
+    cannot_check,
+    log_pattern,
+    read_patterns,
+    verdict,
+)
 from .model import ModelSpec
 from .units import GiB, MiB
 from .vllm_startup import loaded_weights_bytes
@@ -1019,10 +1028,6 @@ _DTYPE_BYTES = {
 }
 
 
-def _cannot(kind: str, unit: str, logged: float | None, reason: str) -> Check:
-    return Check(kind=kind, status="cannot_check", unit=unit, logged=logged, reason=reason)
-
-
 def reconcile_sglang(
     log: SglangLog,
     model: ModelSpec,
@@ -1070,7 +1075,7 @@ def reconcile_sglang(
             )
         )
     except KvError as error:
-        checks_out.append(_cannot("settings", "", None, str(error)))
+        checks_out.append(cannot_check("settings", "", str(error), None))
     return tuple(checks_out)
 
 
@@ -1110,7 +1115,7 @@ def _reconcile(
         suffix = "" if index == 0 else f"[{index}]"
         kind_k = "k_size_bytes" if second is not None else "kv_size_bytes"
         if tokens is None:
-            out.append(_cannot(kind_k + suffix, "bytes", first, "the log prints no #tokens for this pool"))
+            out.append(cannot_check(kind_k + suffix, "bytes", "the log prints no #tokens for this pool", first))
             continue
         pool_layers = layers
         extra = page if rows_page else 1
@@ -1131,35 +1136,35 @@ def _reconcile(
     if logged_tokens is not None:
         if model.count("linear"):
             out.append(
-                _cannot(
+                cannot_check(
                     "max_total_num_tokens",
                     "tokens",
-                    logged_tokens,
                     "the mamba state pool's slot size is approximated, so the token count is not exact",
+                    logged_tokens,
                 )
             )
         elif post is None:
             out.append(
-                _cannot(
+                cannot_check(
                     "max_total_num_tokens",
                     "tokens",
-                    logged_tokens,
                     "the log does not print the free memory after the weights (Load weight end)",
+                    logged_tokens,
                 )
             )
         elif fraction is None:
             out.append(
-                _cannot(
-                    "max_total_num_tokens", "tokens", logged_tokens, "mem_fraction_static is not in the log: give it"
+                cannot_check(
+                    "max_total_num_tokens", "tokens", "mem_fraction_static is not in the log: give it", logged_tokens
                 )
             )
         elif log.load_begin_avail_bytes is None and log.weights_mem_usage_bytes is None:
             out.append(
-                _cannot(
+                cannot_check(
                     "max_total_num_tokens",
                     "tokens",
-                    logged_tokens,
                     "the log does not print the free memory before the weights (Load weight begin or mem usage)",
+                    logged_tokens,
                 )
             )
         else:
@@ -1194,20 +1199,20 @@ def _reconcile(
         running = log.max_running_requests_arg or running_arg
         if logged_tokens is None or log.context_len is None:
             out.append(
-                _cannot(
+                cannot_check(
                     "max_running_requests",
                     "requests",
-                    log.max_running_requests,
                     "needs the pool's tokens and context_len from the log",
+                    log.max_running_requests,
                 )
             )
         elif model.count("linear"):
             out.append(
-                _cannot(
+                cannot_check(
                     "max_running_requests",
                     "requests",
-                    log.max_running_requests,
                     "a hybrid model's request slots follow its mamba pool, approximated",
+                    log.max_running_requests,
                 )
             )
         else:
@@ -1225,14 +1230,14 @@ def _reconcile(
         value = getattr(log, name)
         if value is not None:
             out.append(
-                _cannot(
+                cannot_check(
                     name,
                     "bytes",
-                    value,
                     "SGLang allocates other buffers (request pool, attention workspace, CUDA graphs) "
                     "between these lines; kvcore estimates them only",
+                    value,
                 )
             )
     if log.not_enough_memory and logged_tokens is None:
-        out.append(_cannot("not_enough_memory", "tokens", None, "SGLang refused: the pool holds no token"))
+        out.append(cannot_check("not_enough_memory", "tokens", "SGLang refused: the pool holds no token", None))
     return out

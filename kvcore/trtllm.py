@@ -56,6 +56,7 @@ from .log_lines import (
     Check,
     CheckStatus,
     RecognisedLine,
+    cannot_check,
     log_pattern,
     read_patterns,
     verdict,
@@ -718,7 +719,9 @@ def reconcile_trtllm(
             )
         )
     elif log.primary_blocks is not None:
-        checks_.append(_cannot("primary_blocks", "blocks", "the log does not print the free memory or the block size"))
+        checks_.append(
+            cannot_check("primary_blocks", "blocks", "the log does not print the free memory or the block size")
+        )
     if log.secondary_blocks is not None and tpb:
         expected = (host_cache_size // bpt) // tpb
         checks_.append(verdict("secondary_blocks", "blocks", log.secondary_blocks, expected))
@@ -729,7 +732,9 @@ def reconcile_trtllm(
                 verdict("max_pages_per_sequence", "blocks", log.max_pages_per_sequence, math.ceil(window / tpb))
             )
         else:
-            checks_.append(_cannot("max_pages_per_sequence", "blocks", "give max_seq_len (the engine's max sequence)"))
+            checks_.append(
+                cannot_check("max_pages_per_sequence", "blocks", "give max_seq_len (the engine's max sequence)")
+            )
 
     # PyTorch backend: the profiling estimate.
     if log.available_kv_memory_bytes is not None:
@@ -744,7 +749,7 @@ def reconcile_trtllm(
             )
         else:
             checks_.append(
-                _cannot("available_kv_memory_bytes", "bytes", "the log does not print the total and the peak")
+                cannot_check("available_kv_memory_bytes", "bytes", "the log does not print the total and the peak")
             )
     if log.estimated_max_memory_bytes is not None and log.available_kv_memory_bytes is not None:
         expected_mem = log.available_kv_memory_bytes
@@ -787,7 +792,7 @@ def reconcile_trtllm(
             )
         else:
             checks_.append(
-                _cannot(
+                cannot_check(
                     "max_tokens_in_paged_kv_cache",
                     "tokens",
                     "the log prints neither the blocks nor the requested tokens",
@@ -856,10 +861,6 @@ def _cpp_kept_bytes(free_bytes: float, fraction: float, release: str) -> float:
     if release == "0.13":
         return _float32(fraction) * float(free_bytes)
     return float(math.floor(float(np.float32(np.float32(free_bytes) * np.float32(fraction)))))
-
-
-def _cannot(kind: str, unit: str, reason: str) -> Check:
-    return Check(kind=kind, status="cannot_check", unit=unit, reason=reason)
 
 
 def _profiling_tokens(max_seq_len: int, max_num_tokens: int, tokens_per_block: int) -> int:
