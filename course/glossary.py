@@ -119,6 +119,15 @@ LESSON_TERMS: Mapping[str, tuple[str, ...]] = MappingProxyType(
             "tensor_parallelism",
             "quantization",
         ),
+        "local_llm": (
+            "inference_engine",
+            "weights",
+            "kv_cache",
+            "quantization",
+            "context_window",
+            "flash_attention",
+            "gib_gb",
+        ),
         "memory": (
             "kv_cache",
             "weights",

@@ -483,6 +483,32 @@ QUIZZES: Mapping[str, tuple[Question, ...]] = MappingProxyType(
                 explanation="quiz.eg_q8_why",
             ),
         ),
+        "local_llm": (
+            Question(
+                id="lo_mac",
+                lesson="local_llm",
+                text="quiz.lo_mac",
+                options=("quiz.lo_mac_a", "quiz.lo_mac_b", "quiz.lo_mac_c"),
+                answer="quiz.lo_mac_b",
+                explanation="quiz.lo_mac_why",
+            ),
+            Question(
+                id="lo_slots",
+                lesson="local_llm",
+                text="quiz.lo_slots",
+                options=("quiz.lo_slots_a", "quiz.lo_slots_b", "quiz.lo_slots_c"),
+                answer="quiz.lo_slots_c",
+                explanation="quiz.lo_slots_why",
+            ),
+            Question(
+                id="lo_estimate",
+                lesson="local_llm",
+                text="quiz.lo_estimate",
+                options=("quiz.lo_estimate_a", "quiz.lo_estimate_b", "quiz.lo_estimate_c"),
+                answer="quiz.lo_estimate_a",
+                explanation="quiz.lo_estimate_why",
+            ),
+        ),
         "vllm_log": (
             Question(
                 id="vl_implied",

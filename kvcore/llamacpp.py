@@ -30,6 +30,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+import numpy as np
+from numpy.typing import ArrayLike
+
 from . import checks
 from .budget import BudgetTerm
 from .errors import KvError
@@ -40,12 +43,13 @@ from .log_lines import (
     Check,
     LogPattern,
     RecognisedLine,
+    cannot_check,
     log_pattern,
     read_patterns,
     verdict,
 )
 from .model import ModelSpec
-from .units import MiB
+from .units import GiB, MiB
 
 __all__ = [
     "GGUF_BITS_PER_WEIGHT",
@@ -57,11 +61,16 @@ __all__ = [
     "LlamaCppLog",
     "LlamaCppStartup",
     "LoggedLlamaCppCache",
+    "gguf_weights_bytes",
     "llamacpp_cells",
     "llamacpp_layer_widths",
+    "llamacpp_max_context",
+    "llamacpp_memory_bytes",
+    "llamacpp_required_bytes",
     "llamacpp_row_bytes",
     "llamacpp_startup",
     "llamacpp_startup_from_log",
+    "metal_working_set_bytes",
     "parse_llamacpp_log",
     "reconcile_llamacpp",
 ]
@@ -95,7 +104,7 @@ _BUILD_KV_SIZE_LINE = (
 _BUILD_LLAMA_CONTEXT = (
     4880  # ≈ PR #12181 (2025-03-13): llama_context class; cache lines from 'init:' (seen at b4905, b5192)
 )
-_BUILD_UNIFIED_CLASS = 5300  # ≈ 'llama_kv_cache_unified: kv_size … padding = 32' and '…: KV self size' (seen May 2025)
+_BUILD_UNIFIED_CLASS = 5269  # 'llama_kv_cache_unified: kv_size … padding = …' lines: seen at b5269, absent at b5192
 _BUILD_MLA_LATENT = 5130  # ≈ PR #12801 (2025-04-15): MLA caches the latent, K 576 + V 512 values
 _BUILD_ISWA = 5450  # ≈ PR #13194 (2025-05-20): llama_kv_cache_unified_iswa, "size = … cells" line
 _BUILD_SWA_UBATCH = 5510  # ≈ PR #13833 (2025-05-27): the SWA cache holds n_swa + n_ubatch (was n_swa·n_seq + n_batch)
@@ -121,7 +130,8 @@ MODELLED_LLAMACPP_BUILDS: Mapping[int, str] = MappingProxyType(
         4905: "seen in logs: 'init: kv_size = …', 'llama_context: KV self size'; MLA still per-head",
         _BUILD_MLA_LATENT: "≈ PR #12801: MLA GGUFs cache the latent, K = kv_lora_rank + rope (576) and "
         "V = kv_lora_rank (512) values per token, one head",
-        _BUILD_UNIFIED_CLASS: "≈ llama_kv_cache_unified class: 'kv_size = …, padding = 32' and 'KV self size' lines",
+        _BUILD_UNIFIED_CLASS: "seen in logs (b5269 and b5331; b5192 still prints 'init:'): llama_kv_cache_unified "
+        "class, 'kv_size = …, padding = …' and 'llama_kv_cache_unified: KV self size' lines",
         _BUILD_ISWA: "≈ PR #13194: sliding-window models get a second, small cache: min(n_ctx, "
         "PAD(n_swa·n_seq + n_ubatch)); the swa_full option keeps it at n_ctx",
         _BUILD_SWA_UBATCH: "≈ PR #13833: the SWA cache reserves n_ubatch (not n_batch) beyond the window",
@@ -520,8 +530,17 @@ def _device_names(gpu: GpuSpec | None, count: int) -> list[str]:
     return [f"{prefix}{index}" for index in range(count)]
 
 
-def _estimated_weights(model: ModelSpec, gguf_type: str) -> float:
-    """Weights of a GGUF file, estimated: total_params · bits per weight of the file type ÷ 8 [bytes]."""
+def gguf_weights_bytes(model: ModelSpec, gguf_type: str = "Q4_K_M") -> float:
+    """Weights of a GGUF file of `model`, an ESTIMATE: total_params · bits per weight of `gguf_type` ÷ 8 [bytes].
+
+    Bits per weight: :data:`GGUF_BITS_PER_WEIGHT` (llama.cpp's tools/quantize table, e.g. Q4_K_M 4.89,
+    Q8_0 8.5, F16 16). A real file differs by a few per cent (its embeddings and output head keep
+    their own types); pass the file's size where a start-up needs the exact figure.
+
+    >>> from kvcore.data import load_models
+    >>> round(gguf_weights_bytes(load_models()["llama-3.1-8b"], "Q8_0") / 2**30, 2)
+    7.95
+    """
     key = str(gguf_type).strip().upper()
     if key not in GGUF_BITS_PER_WEIGHT:
         known = ", ".join(GGUF_BITS_PER_WEIGHT)
@@ -665,10 +684,11 @@ def llamacpp_startup(
     terms: tuple[BudgetTerm, ...] = ()
     if gpu is not None:
         if weights is None:
-            weights = _estimated_weights(model, gguf_type) * on_gpu / max(layers_total, 1)
+            weights = gguf_weights_bytes(model, gguf_type) * on_gpu / max(layers_total, 1)
             estimated = True
             notes.append(f"weights estimated from the parameter count at {gguf_type} bits per weight")
-        memory_bytes = gpu.memory_bytes * (1 if gpu.vendor.lower() == "apple" else devices)
+        # What the backend offers: Metal's working set on Apple, the driver's total per card elsewhere.
+        memory_bytes = llamacpp_memory_bytes(gpu, gpu_count=1 if gpu.vendor.lower() == "apple" else devices)
         kv_on_gpu = float(sum(value for name, value in device_kv if name != "CPU"))
         fits = weights + kv_on_gpu + compute * len([n for n in names if n != "CPU"]) <= memory_bytes
     return LlamaCppStartup(
@@ -700,6 +720,150 @@ def llamacpp_startup(
         terms=terms,
         notes=tuple(notes),
     )
+
+
+def metal_working_set_bytes(memory_bytes: float) -> float:
+    """The GPU memory macOS lets Metal use on Apple silicon: recommendedMaxWorkingSetSize [bytes].
+
+    llama.cpp's Metal backend reports it as the device's memory (ggml/src/ggml-metal,
+    ``ggml_metal_device_get_memory``: total = recommendedMaxWorkingSetSize) and Ollama takes it as
+    the GPU's total (discover/gpu_darwin.go, C.getRecommendedMaxVRAM). macOS gives 2/3 of the unified
+    memory up to 32 GiB and 3/4 above (ggml-metal logs: 16 GiB → "recommendedMaxWorkingSetSize =
+    10922.67 MB", 128 GiB → 103079.22 MB, 192 GiB → 154618.82 MB); ``sysctl iogpu.wired_limit_mb`` raises it.
+
+    >>> round(metal_working_set_bytes(128 * 2**30) / 2**30, 1)
+    96.0
+    """
+    return float(memory_bytes) * (2 / 3 if memory_bytes <= 32 * GiB else 3 / 4)
+
+
+def llamacpp_memory_bytes(gpu: GpuSpec, *, gpu_count: int = 1) -> float:
+    """The device memory llama.cpp can fill on `gpu_count` × `gpu` [bytes].
+
+    Apple silicon: one Metal device holding Metal's working set (:func:`metal_working_set_bytes`),
+    not the whole unified memory. Other GPUs: the total each driver reports (cudaMemGetInfo, as
+    ``GpuSpec.reported_memory_bytes``) times `gpu_count`. Ollama reads the same figures
+    (discover/gpu_darwin.go; its free memory). ``llamacpp_startup``'s ``fits`` compares with the
+    nominal memory instead; a page that asks "does it fit on my machine" compares with this.
+
+    >>> from kvcore.data import load_gpus
+    >>> round(llamacpp_memory_bytes(load_gpus()["m4-max-128gb"]) / 2**30, 1)
+    96.0
+    """
+    if gpu.vendor.lower() == "apple" or gpu.category == "apple":
+        return metal_working_set_bytes(gpu.memory_bytes)
+    return float(gpu.reported_memory_bytes) * checks.whole("gpu_count", gpu_count)
+
+
+def llamacpp_required_bytes(
+    model: ModelSpec,
+    *,
+    ctx_size: ArrayLike,
+    parallel: int = 1,
+    cache_type_k: str = "f16",
+    cache_type_v: str = "f16",
+    flash_attn: bool | None = None,
+    swa_full: bool = False,
+    kv_unified: bool | None = None,
+    ubatch_size: int = 512,
+    batch_size: int = 2048,
+    build: int | None = None,
+    weights_bytes: float | None = None,
+    gguf_type: str = "Q4_K_M",
+) -> np.ndarray:
+    """What one GPU must hold to run `model` entirely on it with ``-c ctx_size``, per ctx_size [bytes].
+
+    required = W + KV + R + C, the sum ``llamacpp_startup``'s ``fits`` tests with every layer on
+    one GPU: W the weights (`weights_bytes`, else :func:`gguf_weights_bytes` of `gguf_type`, an
+    estimate), KV every cache's K and V (:func:`llamacpp_startup`'s ``kv_bytes``), R the recurrent
+    state of linear layers, C the compute buffer (its rough estimate). The caches follow llama.cpp's
+    rules at each ctx_size (cells padded, the sliding-window cache capped), so each value is one
+    start-up; an array of ctx_size gives an array of the same shape. Never decreases with ctx_size.
+
+    >>> from kvcore.data import load_models
+    >>> need = llamacpp_required_bytes(load_models()["llama-3.1-8b"], ctx_size=[4096, 8192])
+    >>> bool(need[1] > need[0])
+    True
+    """
+    sizes = np.asarray(ctx_size, dtype=np.int64)
+    weights = float(weights_bytes) if weights_bytes is not None else gguf_weights_bytes(model, gguf_type)
+
+    def beside_weights(ctx: int) -> float:
+        startup = llamacpp_startup(
+            model,
+            ctx_size=ctx,
+            parallel=parallel,
+            cache_type_k=cache_type_k,
+            cache_type_v=cache_type_v,
+            flash_attn=flash_attn,
+            swa_full=swa_full,
+            kv_unified=kv_unified,
+            ubatch_size=ubatch_size,
+            batch_size=batch_size,
+            build=build,
+        )
+        return float(startup.kv_bytes + startup.recurrent_bytes) + startup.compute_bytes
+
+    rest = np.array([beside_weights(int(ctx)) for ctx in sizes.ravel()], dtype=np.float64).reshape(sizes.shape)
+    return weights + rest
+
+
+def llamacpp_max_context(
+    model: ModelSpec,
+    *,
+    gpu: GpuSpec,
+    parallel: int = 1,
+    cache_type_k: str = "f16",
+    cache_type_v: str = "f16",
+    flash_attn: bool | None = None,
+    swa_full: bool = False,
+    build: int | None = None,
+    weights_bytes: float | None = None,
+    gguf_type: str = "Q4_K_M",
+    step_tokens: int = 256,
+    max_tokens: int | None = None,
+) -> int:
+    """The longest context per slot (a multiple of `step_tokens`) llama.cpp runs wholly on `gpu`, 0 if none.
+
+    A context n per slot is ``-c n·parallel -np parallel``; it fits when
+    :func:`llamacpp_required_bytes` ≤ :func:`llamacpp_memory_bytes` (Metal's working set on Apple
+    silicon, the reported memory elsewhere). Searched by bisection over the multiples of
+    `step_tokens` up to the model's trained context (or `max_tokens`): the requirement never
+    decreases with the context. llama.cpp itself loads a longer context too, with layers left on
+    the CPU (``-ngl``); this is the longest that keeps the GPU's speed.
+
+    >>> from kvcore.data import load_gpus, load_models
+    >>> llamacpp_max_context(load_models()["llama-3.1-8b"], gpu=load_gpus()["rtx-3060-12gb"]) > 8192
+    True
+    """
+    step = checks.whole("step_tokens", step_tokens)
+    slots = checks.whole("parallel", parallel)
+    limit = int(max_tokens or model.max_position_embeddings or 131072) // step
+    memory = llamacpp_memory_bytes(gpu)
+
+    def fits(multiple: int) -> bool:
+        need = llamacpp_required_bytes(
+            model,
+            ctx_size=multiple * step * slots,
+            parallel=slots,
+            cache_type_k=cache_type_k,
+            cache_type_v=cache_type_v,
+            flash_attn=flash_attn,
+            swa_full=swa_full,
+            build=build,
+            weights_bytes=weights_bytes,
+            gguf_type=gguf_type,
+        )
+        return bool(need <= memory)
+
+    low, high = 0, limit  # low: the largest multiple known to fit (0: none); high: the largest one to try
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low * step
 
 
 def _split_by_device(
@@ -817,8 +981,11 @@ def _startup_lines(startup: LlamaCppStartup) -> list[str]:
             )
         for name, value in startup.device_kv_bytes:
             lines.append(f"{cache_func}: {name:>10} KV buffer size = {_mib(value):8.2f} MiB")
+        # The 'KV self size' line is printed with __func__: llama_kv_cache_unified's constructor prints it itself
+        # in its era (build 5331 log of ik_llama.cpp PR #394, ≈b5400 log of issue #437), the context before.
+        owner = cache_func if build >= _BUILD_UNIFIED_CLASS else context
         lines.append(
-            f"{context}: KV self size  = {_mib(cache.kv_bytes):7.2f} MiB, K ({startup.cache_type_k}): "
+            f"{owner}: KV self size  = {_mib(cache.kv_bytes):7.2f} MiB, K ({startup.cache_type_k}): "
             f"{_mib(cache.k_bytes):7.2f} MiB, V ({startup.cache_type_v}): {_mib(cache.v_bytes):7.2f} MiB"
         )
         return lines
@@ -1112,8 +1279,27 @@ _FORMAT_BUILD: Mapping[str, int] = MappingProxyType(
 )
 
 
-def _cannot(kind: str, unit: str, reason: str, logged: float | None = None) -> Check:
-    return Check(kind=kind, status="cannot_check", unit=unit, logged=logged, reason=reason)
+def _per_head_mla_gguf(log: LlamaCppLog, model: ModelSpec) -> bool:
+    """True when the log shows an MLA model's GGUF converted without the MLA keys (per-head K and V rows).
+
+    llama.cpp sizes a K row by the GGUF's n_embd_k_gqa (src/llama-hparams.cpp, b11312): n_head · head_dim
+    (128 · 192 = 24576 for DeepSeek V3) in a GGUF without the MLA keys, kv_lora_rank + rope (576) with them.
+    Read from the printed 'n_embd_k_gqa' where the log has it, else from the first cache summary: its K
+    bytes are cells · streams · layers · ggml_row_size(type_k, n_head · head_dim) only for per-head rows
+    (LM Studio logs print the summary without the print_info lines: lmstudio-bug-tracker issue #1454).
+    """
+    if not model.count("mla"):
+        return False
+    per_head = model.num_attention_heads * model.head_dim
+    if log.n_embd_k_gqa is not None:
+        return log.n_embd_k_gqa == per_head
+    first = log.caches[0] if log.caches else None
+    if first is None or not first.cells or not first.layers or first.type_k not in LLAMACPP_CACHE_TYPES:
+        return False
+    if per_head % LLAMACPP_CACHE_TYPES[first.type_k][1]:
+        return False
+    rows = first.cells * (first.streams or 1) * first.layers
+    return abs(first.k_bytes - rows * llamacpp_row_bytes(first.type_k, per_head)) <= first.half_step_bytes
 
 
 def llamacpp_startup_from_log(
@@ -1145,7 +1331,8 @@ def llamacpp_startup_from_log(
     n_batch, n_ubatch, --swa-full, the cache types and the build (else the format's era).
     A quantised V cache implies flash attention was on. An MLA model whose log shows the
     per-head K width (n_embd_k_gqa = n_head · head_dim) was converted without MLA keys
-    (``mla_gguf=False``). Everything else comes from the keywords (those of llamacpp_startup; None: not given).
+    (``mla_gguf=False``); so was one whose first cache summary holds per-head K rows
+    (:func:`_per_head_mla_gguf`). Everything else comes from the keywords (those of llamacpp_startup; None: not given).
     """
     given: dict[str, object] = {
         "ctx_size": ctx_size,
@@ -1201,7 +1388,7 @@ def llamacpp_startup_from_log(
         options["cache_type_v"] = type_v
     if "flash_attn" not in options and type_v and LLAMACPP_CACHE_TYPES.get(type_v, (0, 1))[1] > 1:
         options["flash_attn"] = True  # a quantised V cache started, so flash attention was on
-    if model.count("mla") and log.n_embd_k_gqa == model.num_attention_heads * model.head_dim:
+    if _per_head_mla_gguf(log, model):
         options.setdefault("mla_gguf", False)
     return llamacpp_startup(model, ctx_size=int(str(ctx)), build=int(str(rules)), **options)  # type: ignore[arg-type]
 
@@ -1238,7 +1425,7 @@ def reconcile_llamacpp(
     lines against every cache together; the recurrent state.
     """
     if not log.caches and not log.iswa_cells and log.kv_size is None and not log.buffers:
-        return (_cannot("kv_cache", "bytes", "the log prints no KV cache line"),)
+        return (cannot_check("kv_cache", "bytes", "the log prints no KV cache line"),)
     given: dict[str, object] = {
         "ctx_size": ctx_size,
         "parallel": parallel,
@@ -1262,8 +1449,8 @@ def reconcile_llamacpp(
     try:
         startup = llamacpp_startup_from_log(log, model, **options)  # type: ignore[arg-type]
     except KvError as error:
-        return (_cannot("kv_cache", "bytes", f"kvcore cannot size this cache: {error}"),)
-    if model.count("mla") and log.n_embd_k_gqa == model.num_attention_heads * model.head_dim:
+        return (cannot_check("kv_cache", "bytes", f"kvcore cannot size this cache: {error}"),)
+    if _per_head_mla_gguf(log, model):
         options.setdefault("mla_gguf", False)
     checks_out: list[Check] = []
     # The model's shape as llama.cpp read it from the GGUF (print_info / llm_load_print_meta).
@@ -1291,7 +1478,7 @@ def reconcile_llamacpp(
             )
         else:
             checks_out.append(
-                _cannot(f"iswa_{name}_cells", "cells", "kvcore sees no sliding layers in this model", cells)
+                cannot_check(f"iswa_{name}_cells", "cells", "kvcore sees no sliding layers in this model", cells)
             )
     printed = [cache for cache in log.caches]
     if printed and printed[0].prefix == "KV self size":
@@ -1307,7 +1494,9 @@ def reconcile_llamacpp(
         for index, cache in enumerate(printed):
             tag = "" if len(printed) == 1 else ("_swa" if index == 1 else "_full")
             if index >= len(startup.caches):
-                checks_out.append(_cannot(f"cache{tag}_bytes", "bytes", "kvcore makes fewer caches", cache.size_bytes))
+                checks_out.append(
+                    cannot_check(f"cache{tag}_bytes", "bytes", "kvcore makes fewer caches", cache.size_bytes)
+                )
                 continue
             mine = startup.caches[index]
             if cache.cells is not None:
@@ -1335,6 +1524,6 @@ def reconcile_llamacpp(
             checks_out.append(verdict("recurrent_bytes", "bytes", log.recurrent_bytes, startup.recurrent_bytes, half))
         else:
             checks_out.append(
-                _cannot("recurrent_bytes", "bytes", "the model lists no recurrent state size", log.recurrent_bytes)
+                cannot_check("recurrent_bytes", "bytes", "the model lists no recurrent state size", log.recurrent_bytes)
             )
     return tuple(checks_out)

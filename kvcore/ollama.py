@@ -48,8 +48,15 @@ from numpy.typing import ArrayLike
 from .budget import BudgetTerm
 from .errors import KvError
 from .hardware import GpuSpec
-from .llamacpp import LlamaCppLog, LlamaCppStartup, llamacpp_startup, parse_llamacpp_log, reconcile_llamacpp
-from .log_lines import Check, RecognisedLine, log_pattern, read_patterns, verdict
+from .llamacpp import (
+    LlamaCppLog,
+    LlamaCppStartup,
+    llamacpp_startup,
+    metal_working_set_bytes,
+    parse_llamacpp_log,
+    reconcile_llamacpp,
+)
+from .log_lines import Check, RecognisedLine, cannot_check, log_pattern, read_patterns, verdict
 from .memory import model_weights_bytes
 from .model import ModelSpec
 from .units import GiB, KiB, MiB
@@ -65,13 +72,13 @@ __all__ = [
     "OllamaStartup",
     "gguf_architecture",
     "human_bytes2",
-    "metal_working_set_bytes",
     "ollama_cache_bytes_per_value",
     "ollama_engine_cache",
     "ollama_estimate",
     "ollama_estimate_bytes_per_value",
     "ollama_graph_bytes",
     "ollama_kv_estimate_bytes",
+    "ollama_library",
     "ollama_max_context",
     "ollama_release",
     "ollama_required_bytes",
@@ -668,7 +675,7 @@ def ollama_estimate(
     arch = _arch(model, architecture)
     settings = _settings(model, gpu, gpu_count, num_ctx, num_parallel, kv_cache_type, flash_attention, rules, arch)
     ctx, parallel, cache, fa = settings["num_ctx"], settings["num_parallel"], settings["kv_cache_type"], settings["fa"]
-    library = _library(gpu)
+    library = ollama_library(gpu)
     kv = ollama_kv_estimate_bytes(
         model,
         num_ctx=ctx,
@@ -788,21 +795,12 @@ def ollama_estimate(
     )
 
 
-def metal_working_set_bytes(memory_bytes: float) -> float:
-    """The GPU memory macOS lets Metal use: recommendedMaxWorkingSetSize [bytes].
+def ollama_library(gpu: GpuSpec | None) -> str:
+    """The GPU library Ollama's estimate uses for `gpu`: "metal" (Apple silicon), "rocm" (AMD), "cuda", "cpu" (None).
 
-    Ollama takes it as the GPU's total (discover/gpu_darwin.go, C.getRecommendedMaxVRAM). macOS
-    reports 2/3 of the unified memory up to 32 GiB and 3/4 above (llama.cpp ggml-metal logs:
-    16 GiB → "recommendedMaxWorkingSetSize = 10922.67 MB", 128 GiB → 103079.22 MB, 192 GiB → 154618.82 MB);
-    ``sysctl iogpu.wired_limit_mb`` raises it.
-
-    >>> round(metal_working_set_bytes(128 * 2**30) / 2**30, 1)
-    96.0
+    discover/gpu.go and gpu_darwin.go: the library names its MinimumMemory and graph rules go by
+    (:func:`ollama_required_bytes` takes it as ``library``).
     """
-    return float(memory_bytes) * (2 / 3 if memory_bytes <= 32 * GiB else 3 / 4)
-
-
-def _library(gpu: GpuSpec | None) -> str:
     if gpu is None:
         return "cpu"
     vendor = gpu.vendor.lower()
@@ -817,7 +815,7 @@ def _free_bytes(gpu: GpuSpec | None, free_bytes: float | None) -> float:
         return float(free_bytes)
     if gpu is None:
         return 0.0
-    if _library(gpu) == "metal":
+    if ollama_library(gpu) == "metal":
         return metal_working_set_bytes(gpu.memory_bytes)
     return float(gpu.reported_memory_bytes)
 
@@ -1396,7 +1394,7 @@ def ollama_max_context(
     grid = np.arange(int(step_tokens), limit + 1, int(step_tokens), dtype=np.int64)
     if grid.size == 0:
         return 0
-    library = _library(gpu)
+    library = ollama_library(gpu)
     need = ollama_required_bytes(
         model,
         num_ctx=grid,
@@ -1661,10 +1659,6 @@ _LINE_PATTERNS = (
 # ---------------------------------------------------------------------------------------------- reconciliation
 
 
-def _missing(kind: str, unit: str, reason: str, logged: float | None = None) -> Check:
-    return Check(kind=kind, status="cannot_check", unit=unit, logged=logged, reason=reason)
-
-
 def _between(kind: str, unit: str, logged: float, low: float, high: float, half_step: float) -> Check:
     """Agree when logged lies in [low − half_step, high + half_step] (expected: the middle)."""
     mid = (low + high) / 2
@@ -1720,7 +1714,7 @@ def reconcile_ollama(
         devices = float(sum(log.kv_by_device.values())) if log.kv_by_device else None
         for kind, logged in (("memory.required.kv", log.required_kv_bytes), ("kv cache", devices)):
             if logged is not None:
-                checks.append(_missing(kind, "bytes", reason, logged))
+                checks.append(cannot_check(kind, "bytes", reason, logged))
         return tuple(checks) + _relayed_checks(log, model, rules, None, parallel, cache, fa)
     kv = ollama_kv_estimate_bytes(
         model,
@@ -1824,7 +1818,7 @@ def _relayed_checks(
     try:
         return reconcile_llamacpp(log.llamacpp, model, build=rules.llamacpp_build, **options)
     except KvError as error:
-        return (_missing("llama.cpp", "bytes", f"kvcore.llamacpp could not reconcile: {error}"),)
+        return (cannot_check("llama.cpp", "bytes", f"kvcore.llamacpp could not reconcile: {error}"),)
 
 
 def _required_checks(
@@ -1854,7 +1848,7 @@ def _required_checks(
     if rep is None or nonrep is None or total is None or log.layers_model is None or log.layers_offload is None:
         for kind, value in (("memory.required.full", full), ("memory.required.partial", part)):
             if value is not None:
-                out.append(_missing(kind, "bytes", "the estimate line lacks its weights or layers", value))
+                out.append(cannot_check(kind, "bytes", "the estimate line lacks its weights or layers", value))
         return out
     half = log.half_step
     layers = model.num_hidden_layers

@@ -31,6 +31,7 @@ PREFIXES = {
     "vllm_pool": "vp_",
     "vllm_log": "vl_",
     "engines": "eg_",
+    "local_llm": "lo_",
     "paged_attention": "pa_",
     "prefix_caching": "pc_",
     "preemption": "pr_",
