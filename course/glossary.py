@@ -102,6 +102,7 @@ TERMS: Mapping[str, Term] = MappingProxyType(
             Term("overhead", "glossary.overhead", "glossary.overhead_text"),
             Term("weights", "glossary.weights", "glossary.weights_text", facts="weights"),
             Term("teacher_forcing", "glossary.teacher_forcing", "glossary.teacher_forcing_text"),
+            Term("inference_engine", "glossary.inference_engine", "glossary.inference_engine_text"),
         )
     }
 )
@@ -110,6 +111,23 @@ TERMS: Mapping[str, Term] = MappingProxyType(
 LESSON_TERMS: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "why_cache": ("kv_cache", "attention", "prefill", "decode", "teacher_forcing"),
+        "engines": (
+            "inference_engine",
+            "kv_pool",
+            "gpu_memory_utilization",
+            "weights",
+            "tensor_parallelism",
+            "quantization",
+        ),
+        "local_llm": (
+            "inference_engine",
+            "weights",
+            "kv_cache",
+            "quantization",
+            "context_window",
+            "flash_attention",
+            "gib_gb",
+        ),
         "memory": (
             "kv_cache",
             "weights",

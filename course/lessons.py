@@ -84,6 +84,8 @@ PAGES: tuple[Page, ...] = (
     Page(stem="sizing", section_key=_PRODUCTION, icon=":material/straighten:", title_key="nav.sizing"),
     Page(stem="agent_1m", section_key=_PRODUCTION, icon=":material/smart_toy:", title_key="nav.agent_1m"),
     Page(stem="vllm_pool", section_key=_SERVING, icon=":material/storage:", title_key="nav.vllm_pool"),
+    Page(stem="engines", section_key=_SERVING, icon=":material/compare:", title_key="nav.engines"),
+    Page(stem="local_llm", section_key=_SERVING, icon=":material/laptop_mac:", title_key="nav.local_llm"),
     Page(stem="vllm_log", section_key=_SERVING, icon=":material/receipt_long:", title_key="nav.vllm_log"),
     Page(stem="paged_attention", section_key=_SERVING, icon=":material/grid_view:", title_key="nav.paged_attention"),
     Page(stem="prefix_caching", section_key=_SERVING, icon=":material/content_copy:", title_key="nav.prefix_caching"),

@@ -26,7 +26,7 @@ PATHS: Mapping[str, str] = MappingProxyType(
     {
         "seed_module": SEED_MODULE,
         "serving_engineer": (
-            "vllm_pool,quiz:vllm_pool,vllm_log,quiz:vllm_log,paged_attention,quiz:paged_attention,"
+            "vllm_pool,quiz:vllm_pool,engines,quiz:engines,vllm_log,quiz:vllm_log,paged_attention,quiz:paged_attention,"
             "prefix_caching,quiz:prefix_caching,preemption,quiz:preemption,sizing,quiz:sizing,practice:2"
         ),
         "first_class": "why_cache,memory,quiz:memory,attention_variants,prefill_decode,quiz:prefill_decode,"

@@ -457,6 +457,58 @@ QUIZZES: Mapping[str, tuple[Question, ...]] = MappingProxyType(
                 facts="tensor_parallel_cache",
             ),
         ),
+        "engines": (
+            Question(
+                id="eg_budget",
+                lesson="engines",
+                text="quiz.eg_budget",
+                options=("quiz.eg_budget_a", "quiz.eg_budget_b", "quiz.eg_budget_c"),
+                answer="quiz.eg_budget_b",
+                explanation="quiz.eg_budget_why",
+            ),
+            Question(
+                id="eg_slots",
+                lesson="engines",
+                text="quiz.eg_slots",
+                options=("quiz.eg_slots_a", "quiz.eg_slots_b", "quiz.eg_slots_c"),
+                answer="quiz.eg_slots_c",
+                explanation="quiz.eg_slots_why",
+            ),
+            Question(
+                id="eg_q8",
+                lesson="engines",
+                text="quiz.eg_q8",
+                options=("quiz.eg_q8_a", "quiz.eg_q8_b", "quiz.eg_q8_c"),
+                answer="quiz.eg_q8_a",
+                explanation="quiz.eg_q8_why",
+            ),
+        ),
+        "local_llm": (
+            Question(
+                id="lo_mac",
+                lesson="local_llm",
+                text="quiz.lo_mac",
+                options=("quiz.lo_mac_a", "quiz.lo_mac_b", "quiz.lo_mac_c"),
+                answer="quiz.lo_mac_b",
+                explanation="quiz.lo_mac_why",
+            ),
+            Question(
+                id="lo_slots",
+                lesson="local_llm",
+                text="quiz.lo_slots",
+                options=("quiz.lo_slots_a", "quiz.lo_slots_b", "quiz.lo_slots_c"),
+                answer="quiz.lo_slots_c",
+                explanation="quiz.lo_slots_why",
+            ),
+            Question(
+                id="lo_estimate",
+                lesson="local_llm",
+                text="quiz.lo_estimate",
+                options=("quiz.lo_estimate_a", "quiz.lo_estimate_b", "quiz.lo_estimate_c"),
+                answer="quiz.lo_estimate_a",
+                explanation="quiz.lo_estimate_why",
+            ),
+        ),
         "vllm_log": (
             Question(
                 id="vl_implied",

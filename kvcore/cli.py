@@ -32,6 +32,7 @@ from .capacity import (
 )
 from .data import load_gpus, load_models
 from .dtypes import BYTES_PER_VALUE, bytes_per_value
+from .engines import ENGINES, engine_startup
 from .errors import KvError
 from .hardware import GpuSpec, gpu
 from .hf_config import ConfigReading, read_config_path
@@ -107,6 +108,7 @@ FLAGS: Mapping[tuple[str | None, str], str] = MappingProxyType(
         ("sliding_layers_exceed_layers", ""): "--sliding-layers",
         ("active_exceeds_total", ""): "--active-params-b",
         ("unknown_dtype", ""): "--kv-dtype / --weight-dtype",
+        ("engine_needs_gpu", ""): "--gpu",
     }
 )
 #: KvError codes that an option left out explains → what to give.
@@ -175,6 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
         "prefill": "compute-bound prefill: FLOPs and time to first token",
         "models": "list the models of data/models.csv",
         "gpus": "list the GPUs of data/gpus.csv",
+        "startup": "the start-up lines an engine would print for these settings (vLLM, SGLang, llama.cpp, Ollama, "
+        "TensorRT-LLM), and their numbers",
     }
     for name, text in helps.items():
         command = sub.add_parser(name, help=text, description=text)
@@ -185,7 +189,53 @@ def build_parser() -> argparse.ArgumentParser:
             continue
         _model_options(command)
         _common_options(command)
+        if name == "startup":
+            _engine_options(command)
     return parser
+
+
+def _engine_options(command: argparse.ArgumentParser) -> None:
+    """The engines' own flags, spelled as each engine spells them (kvcore.engines)."""
+    command.add_argument("--engine", choices=ENGINES, default="vllm", help="the engine to model (default vllm)")
+    command.add_argument(
+        "--kv-cache-dtype",
+        help="vLLM/SGLang/TensorRT-LLM KV cache format (default auto: the model's 16-bit dtype; fp8, fp8_e5m2, …)",
+    )
+    sgl = command.add_argument_group("SGLang (server_args.py)")
+    sgl.add_argument(
+        "--mem-fraction-static",
+        type=_number(maximum=1.0),
+        help="share of the GPU for weights + KV pool (default: by GPU)",
+    )
+    sgl.add_argument("--page-size", type=_whole, default=1, help="tokens per page (default 1)")
+    sgl.add_argument("--max-total-tokens", type=_whole, help="a cap on the pool's tokens")
+    sgl.add_argument("--context-length", type=_whole, help="the longest request (default: the model's)")
+    sgl.add_argument("--sglang-version", help="the SGLang release to model (default: the newest modelled)")
+    cpp = command.add_argument_group("llama.cpp / Ollama (llama-server flags; Ollama maps them to its own)")
+    cpp.add_argument("--ctx-size", type=_whole, help="-c: cells of the cache, every slot together (default 4096)")
+    cpp.add_argument("--parallel", type=_whole, help="-np: parallel sequences (slots)")
+    cpp.add_argument("--cache-type-k", help="-ctk: f16, bf16, f32, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl (default f16)")
+    cpp.add_argument("--cache-type-v", help="-ctv: as --cache-type-k (default f16); Ollama: one type for both")
+    cpp.add_argument("--ubatch-size", type=_whole, default=512, help="-ub (default 512)")
+    cpp.add_argument("--batch-size", type=_whole, default=2048, help="-b (default 2048)")
+    cpp.add_argument("--flash-attn", choices=("on", "off", "auto"), default="auto", help="-fa (default auto)")
+    cpp.add_argument("--swa-full", action="store_true", help="keep every sliding layer at full length")
+    cpp.add_argument("--kv-unified", action="store_true", help="-kvu: one cache shared by every slot")
+    cpp.add_argument("--llamacpp-build", type=_whole, help="the llama.cpp build bNNNN (default: the newest modelled)")
+    cpp.add_argument("--n-gpu-layers", type=_whole, help="-ngl: layers offloaded to the GPU (default: all)")
+    cpp.add_argument("--ollama-version", help="the Ollama release to model (default: the newest modelled)")
+    trt = command.add_argument_group("TensorRT-LLM (KvCacheConfig)")
+    trt.add_argument(
+        "--free-gpu-memory-fraction",
+        type=_number(maximum=1.0),
+        help="share of the memory free after the engine loads (default 0.9)",
+    )
+    trt.add_argument("--tokens-per-block", type=_whole, help="tokens per KV block (default: the release's, 32)")
+    trt.add_argument("--max-tokens-in-paged-kv-cache", type=_whole, help="a cap on the pool's tokens (max_tokens)")
+    trt.add_argument("--trtllm-version", help="the TensorRT-LLM release to model (default: the newest modelled)")
+    trt.add_argument(
+        "--backend", choices=("pytorch", "trt"), default="pytorch", help="TensorRT-LLM backend (default pytorch)"
+    )
 
 
 def _model_options(command: argparse.ArgumentParser) -> None:
@@ -702,6 +752,105 @@ def run_gpus(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def run_startup(args: argparse.Namespace) -> dict[str, Any]:
+    """The engine's start-up for these settings: its printed lines and its numbers (kvcore.engines.engine_startup)."""
+    model = resolve_model(args)
+    gpu = resolve_gpu(args)
+    if gpu is None and args.gpu_memory_gib:
+        gpu = _custom_gpu(args)
+    if not args.max_model_len and not model.max_position_embeddings:
+        args.max_model_len = args.context  # typed numbers carry no longest context: take --context's
+    startup = engine_startup(args.engine, model, gpu=gpu, flags=_ENGINE_FLAGS[args.engine](args))
+    return {"model": model.name, **startup.as_json(), "lines": startup.lines()}
+
+
+def _vllm_flags(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "version": args.vllm_version,
+        "utilization": args.gpu_memory_utilization,
+        "max_model_len": args.max_model_len,
+        "max_num_batched_tokens": args.max_num_batched_tokens,
+        "max_num_seqs": args.max_num_seqs,
+        "kv_dtype": args.kv_cache_dtype or "auto",
+        "weights_dtype": args.weight_dtype,
+        "enforce_eager": args.enforce_eager,
+        "entry": args.entry,
+        "block_size": args.block_size,
+        "tp": args.tp,
+        "pp": args.pp,
+    }
+
+
+def _trtllm_flags(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "tp": args.tp,
+        "free_gpu_memory_fraction": args.free_gpu_memory_fraction,
+        "tokens_per_block": args.tokens_per_block,
+        "max_tokens_in_paged_kv_cache": args.max_tokens_in_paged_kv_cache,
+        "kv_cache_dtype": args.kv_cache_dtype or "auto",
+        "release": args.trtllm_version,
+        "backend": args.backend,
+        "max_seq_len": args.max_model_len,
+        "weights_dtype": args.weight_dtype,
+    }
+
+
+def _flash(args: argparse.Namespace) -> bool | None:
+    return None if args.flash_attn == "auto" else args.flash_attn == "on"
+
+
+def _sglang_flags(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "tp": args.tp,
+        "mem_fraction_static": args.mem_fraction_static,
+        "page_size": args.page_size,
+        "kv_cache_dtype": args.kv_cache_dtype or "auto",
+        "max_total_tokens": args.max_total_tokens,
+        "context_length": args.context_length or args.max_model_len,
+        "release": args.sglang_version,
+    }
+
+
+def _llamacpp_flags(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "ctx_size": args.ctx_size or 4096,
+        "parallel": args.parallel or 1,
+        "cache_type_k": args.cache_type_k or "f16",
+        "cache_type_v": args.cache_type_v or "f16",
+        "ubatch_size": args.ubatch_size,
+        "batch_size": args.batch_size,
+        "flash_attn": _flash(args),
+        "swa_full": args.swa_full,
+        "kv_unified": True if args.kv_unified else None,
+        "build": args.llamacpp_build,
+        "gpu_count": args.gpus or args.tp,
+        "n_gpu_layers": args.n_gpu_layers,
+        "weights_bytes": args.weights_gib * units.GiB if args.weights_gib is not None else None,
+    }
+
+
+def _ollama_flags(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "num_ctx": args.ctx_size,
+        "num_parallel": args.parallel,
+        "kv_cache_type": args.cache_type_k or "f16",
+        "flash_attention": _flash(args),
+        "gpu_count": args.gpus or args.tp,
+        "version": args.ollama_version,
+        "weights_bytes": args.weights_gib * units.GiB if args.weights_gib is not None else None,
+    }
+
+
+#: --engine → the keyword arguments of that engine's start-up, from the command line.
+_ENGINE_FLAGS: Mapping[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
+    "vllm": _vllm_flags,
+    "trtllm": _trtllm_flags,
+    "sglang": _sglang_flags,
+    "llama.cpp": _llamacpp_flags,
+    "ollama": _ollama_flags,
+}
+
+
 RUNNERS = {
     "kv": run_kv,
     "capacity": run_capacity,
@@ -709,11 +858,14 @@ RUNNERS = {
     "prefill": run_prefill,
     "models": run_models,
     "gpus": run_gpus,
+    "startup": run_startup,
 }
 
 
 def render_text(command: str, result: dict[str, Any]) -> str:
     """A few readable lines for a result (memory in GiB, rates in decimal units)."""
+    if command == "startup":
+        return "\n".join(result["lines"])
     if command == "models" and "models" in result:
         return "\n".join(
             f"{m['id']:<22} {m['attention']:<4} {m['layers']:>4} layers  "

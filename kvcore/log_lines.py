@@ -31,6 +31,7 @@ __all__ = [
     "LogPattern",
     "PatternReading",
     "RecognisedLine",
+    "cannot_check",
     "clean_log_line",
     "log_pattern",
     "pasted_lines",
@@ -224,6 +225,11 @@ class Check:
         if self.logged is None or not self.expected:
             return None
         return self.logged / self.expected
+
+
+def cannot_check(kind: str, unit: str, reason: str, logged: float | None = None) -> Check:
+    """A :class:`Check` kvcore cannot make: what was missing, in `reason` (the logged number kept when printed)."""
+    return Check(kind=kind, status="cannot_check", unit=unit, logged=logged, reason=reason)
 
 
 def verdict(kind: str, unit: str, logged: float, expected: float, half_step: float = 0.0) -> Check:

@@ -293,7 +293,8 @@ def _mla(fields: ConfigFields, layout: Layout) -> ParamCount:
             "mtp_not_counted",
             "num_nextn_predict_layers",
             mtp_layers,
-            f"the {mtp_layers} multi-token-prediction layer(s) are counted apart (mtp), not in the total",
+            f"the {mtp_layers} multi-token-prediction {'layer is' if mtp_layers == 1 else 'layers are'} counted apart "
+            "(mtp), not in the total",
         )
     mtp = mtp_layers * (attention + (moe_total if experts else mlp) + layer_norms + 2 * hidden * hidden + 3 * hidden)
     embedding, lm_head = _embedding_and_head(fields, hidden)

@@ -46,6 +46,7 @@ from .log_lines import (
     CheckStatus,
     LogPattern,
     RecognisedLine,
+    cannot_check,
     log_pattern,
     read_patterns,
 )
@@ -57,6 +58,7 @@ from .vllm_versions import NEWEST_RELEASE, kv_cache_format, parse_release, vllm_
 
 __all__ = [
     "MAX_UTILIZATION",
+    "VLLM_MARKERS",
     "Advice",
     "LogRelease",
     "ModelMismatch",
@@ -65,6 +67,7 @@ __all__ = [
     "VllmFlags",
     "VllmLog",
     "blocks_from_tokens",
+    "log_body",
     "log_flags",
     "parse_vllm_log",
     "read_log_header",
@@ -241,6 +244,10 @@ _V0_MARKERS = re.compile(
     r"can be stored in KV cache|executor_base\.py|gpu_executor\.py|llm_engine\.py|(?<!gpu_)model_runner\.py|"
     r"(?<![\w])worker\.py",
     re.IGNORECASE,
+)
+#: Lines only vLLM prints (either engine), for telling a vLLM paste from another engine's.
+VLLM_MARKERS = re.compile(
+    rf"(?:{_V1_MARKERS.pattern})|(?:{_V0_MARKERS.pattern})|\bvllm\b", re.IGNORECASE | re.MULTILINE
 )
 
 
@@ -554,30 +561,26 @@ def _verdict(kind: str, unit: str, logged: float, expected: float, low: float, h
     return Check(kind=kind, status=status, unit=unit, logged=logged, expected=expected, low=low, high=high)
 
 
-def _missing(kind: str, unit: str, reason: str, logged: float | None = None) -> Check:
-    return Check(kind=kind, status="cannot_check", unit=unit, logged=logged, reason=reason)
-
-
 def _check_gpu_blocks(c: _Context) -> Check:
     logged = c.log.gpu_blocks
     if logged is None:
-        return _missing("gpu_blocks", "blocks", "not_in_log")
+        return cannot_check("gpu_blocks", "blocks", "not_in_log")
     span = c.blocks_range()
     if span is None:
-        return _missing("gpu_blocks", "blocks", "no_kv_memory_line", logged)
+        return cannot_check("gpu_blocks", "blocks", "no_kv_memory_line", logged)
     return _verdict("gpu_blocks", "blocks", logged, span[1], span[0], span[2])
 
 
 def _check_tokens(c: _Context) -> Check:
     logged = c.log.gpu_kv_cache_tokens
     if logged is None:
-        return _missing("gpu_kv_cache_tokens", "tokens", "not_in_log")
+        return cannot_check("gpu_kv_cache_tokens", "tokens", "not_in_log")
     if c.log.gpu_blocks is not None:
         candidates = [c.log.gpu_blocks]
     else:
         span = c.blocks_range()
         if span is None:
-            return _missing("gpu_kv_cache_tokens", "tokens", "no_kv_memory_line", logged)
+            return cannot_check("gpu_kv_cache_tokens", "tokens", "no_kv_memory_line", logged)
         candidates = list(span)
     # vLLM < 0.11 printed blocks · block_size; later int(concurrency · max_model_len).
     values = [blocks * c.block_size for blocks in candidates]
@@ -591,11 +594,11 @@ def _check_tokens(c: _Context) -> Check:
 def _check_bytes_per_token(c: _Context) -> Check:
     span = c.implied_bytes_per_token()
     if span is None:
-        return _missing("bytes_per_token", "bytes_per_token", "needs_memory_and_tokens")
+        return cannot_check("bytes_per_token", "bytes_per_token", "needs_memory_and_tokens")
     if _has_state_layers(c.model):
         # vLLM pages linear-attention state and attention in one pool and prints num_blocks // groups ·
         # block size (kv_cache_utils.py): pool / tokens is not a per-token rate there.
-        return _missing("bytes_per_token", "bytes_per_token", "hybrid_state_layers", span[0])
+        return cannot_check("bytes_per_token", "bytes_per_token", "hybrid_state_layers", span[0])
     implied, low, high = span
     # The model's figure must lie in [low, high]; as bounds on the implied figure: per_token · implied / high…/ low.
     return _verdict(
@@ -607,10 +610,10 @@ def _check_bytes_per_token(c: _Context) -> Check:
 def _check_concurrency(c: _Context) -> Check:
     logged, length = c.log.max_concurrency, c.log.max_concurrency_tokens
     if logged is None or not length:
-        return _missing("max_concurrency", "requests", "not_in_log", logged)
+        return cannot_check("max_concurrency", "requests", "not_in_log", logged)
     blocks = c.known_blocks()
     if blocks is None:
-        return _missing("max_concurrency", "requests", "no_blocks_or_memory", logged)
+        return cannot_check("max_concurrency", "requests", "no_blocks_or_memory", logged)
     low_blocks, high_blocks = blocks
     values = [c.concurrency(b, length) for b in (low_blocks, high_blocks)]
     values += [b * c.block_size / length for b in (low_blocks, high_blocks)]  # V0 executor_base.py
@@ -624,11 +627,11 @@ def _check_concurrency(c: _Context) -> Check:
 def _check_error_tokens(c: _Context) -> Check:
     logged = c.log.error_kv_cache_tokens
     if logged is None:
-        return _missing("error_kv_cache_tokens", "tokens", "not_in_log")
+        return cannot_check("error_kv_cache_tokens", "tokens", "not_in_log")
     blocks = c.known_blocks() if c.log.gpu_blocks is not None else None
     span = (blocks[0], blocks[0], blocks[1]) if blocks else c.blocks_range()
     if span is None:
-        return _missing("error_kv_cache_tokens", "tokens", "no_blocks_or_memory", logged)
+        return cannot_check("error_kv_cache_tokens", "tokens", "no_blocks_or_memory", logged)
     return _verdict(
         "error_kv_cache_tokens", "tokens", logged, span[1] * c.block_size, span[0] * c.block_size,
         span[2] * c.block_size,
@@ -638,10 +641,10 @@ def _check_error_tokens(c: _Context) -> Check:
 def _check_estimated_length(c: _Context) -> Check:
     logged = c.log.error_estimated_max_model_len
     if logged is None:
-        return _missing("error_estimated_max_model_len", "tokens", "not_in_log")
+        return cannot_check("error_estimated_max_model_len", "tokens", "not_in_log")
     span = c.blocks_range()
     if span is None:
-        return _missing("error_estimated_max_model_len", "tokens", "no_kv_memory_line", logged)
+        return cannot_check("error_estimated_max_model_len", "tokens", "no_kv_memory_line", logged)
     lengths = [
         capacity.estimated_max_model_len(c.model, num_blocks=blocks, block_size=c.block_size, tp=c.tp)
         for blocks in span
@@ -652,7 +655,7 @@ def _check_estimated_length(c: _Context) -> Check:
 def _check_needed_bytes(c: _Context) -> Check:
     logged, length = c.log.error_needed_kv_cache_bytes, c.log.error_max_model_len
     if logged is None or length is None:
-        return _missing("error_needed_kv_cache_bytes", "bytes", "not_in_log", logged)
+        return cannot_check("error_needed_kv_cache_bytes", "bytes", "not_in_log", logged)
     expected = _needed_bytes(c, length)
     step = c.log.half_step.get("error_needed_kv_cache_bytes", 0.0)
     return _verdict("error_needed_kv_cache_bytes", "bytes", logged, expected, expected - step, expected + step)
@@ -661,12 +664,12 @@ def _check_needed_bytes(c: _Context) -> Check:
 def _check_weights(c: _Context) -> Check:
     logged = c.log.weights_bytes if c.log.weights_bytes is not None else c.log.model_loading_bytes
     if logged is None:
-        return _missing("weights_bytes", "bytes", "not_in_log")
+        return cannot_check("weights_bytes", "bytes", "not_in_log")
     try:
         per_param = c.weights_bytes_per_param or bytes_per_value(c.model.weights_dtype)
         expected = model_weights_bytes(c.model, bytes_per_param=per_param, tp=c.tp)
     except (ValueError, KeyError):
-        return _missing("weights_bytes", "bytes", "model_parameters_unknown", logged)
+        return cannot_check("weights_bytes", "bytes", "model_parameters_unknown", logged)
     # The profiler also counts buffers (rotary tables, tied heads): allow 5 %.
     return _verdict("weights_bytes", "bytes", logged, expected, expected * 0.95, expected * 1.05)
 
@@ -1125,6 +1128,19 @@ def read_log_header(text: str) -> dict[str, str]:
             break
         header.setdefault(match.group(1), match.group(2).strip())
     return header
+
+
+def log_body(text: str) -> str:
+    """The log after its ``# key: value`` header (what :func:`read_log_header` reads is dropped).
+
+    A header's notes may quote log lines of other runs; only the body is the start-up itself.
+
+    >>> log_body("# source: https://x\\n# note: it printed 9.9 GiB before\\nINFO real line")
+    'INFO real line'
+    """
+    lines = str(text).splitlines()
+    start = next((index for index, line in enumerate(lines) if _HEADER_LINE.match(line.strip()) is None), len(lines))
+    return "\n".join(lines[start:])
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

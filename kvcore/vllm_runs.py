@@ -24,7 +24,7 @@ from .errors import KvError
 from .hardware import GpuSpec
 from .model import ModelSpec
 from .units import GiB
-from .vllm_log import VllmFlags, VllmLog, parse_vllm_log, read_log_header, read_vllm_flags
+from .vllm_log import VllmFlags, VllmLog, log_body, parse_vllm_log, read_log_header, read_vllm_flags
 from .vllm_startup import VllmStartup, vllm_startup
 from .vllm_versions import Entry
 
@@ -122,7 +122,7 @@ def load_logged_startups(folder: str | Path = VLLM_LOGS_DIR) -> list[LoggedStart
             LoggedStartup(
                 name=path.stem,
                 header=header,
-                log=parse_vllm_log(text),
+                log=parse_vllm_log(log_body(text)),
                 flags=read_vllm_flags(header.get("flags", "")),
                 flashinfer_sampler=FLASHINFER_SAMPLER_LINE in text
                 or header.get("sampler", "").startswith("flashinfer"),

@@ -14,6 +14,7 @@ import streamlit as st
 
 import kvcore
 import ui
+import ui.engine_table
 import ui.practice
 from charts.formatting import percent
 from charts.memory import memory_vs_context_figure, memory_vs_context_patches
@@ -329,6 +330,13 @@ lesson.formula(
         lang=ui.language(),
         decimal=decimal,
     ),
+)
+
+# ---------------------------------------------------------------- fits? on the real engines
+
+# The calculator's rule (weights + overhead + cache) against what each engine would give (kvcore.compare_engines).
+ui.engine_table.engines_answer(
+    variant, gpu, context_tokens=context_tokens, kv_bytes_per_value=kv_bytes_per_value, users=concurrency
 )
 
 # ---------------------------------------------------------------- context × users

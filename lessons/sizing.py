@@ -11,6 +11,7 @@ import streamlit as st
 
 import kvcore
 import ui
+import ui.engine_table
 import ui.practice
 from charts.formatting import percent
 from charts.sizing import context_per_user_figure, sizing_waterfall_figure
@@ -211,6 +212,11 @@ elif risk == "at_limit":
     st.warning(t("sizing.alarm_at_limit", **alarm), icon=":material/warning:")
 else:
     st.success(t("sizing.alarm_fits", **alarm), icon=":material/check_circle:")
+
+# The same server on the real engines, each by its own budget (kvcore.compare_engines).
+ui.engine_table.engines_answer(
+    model, gpu, context_tokens=context_tokens, gpus=tp, kv_bytes_per_value=kv_bytes_per_value, users=users
+)
 
 # The question leaves the overhead out and says so in its text ("only the weights and the KV cache take
 # memory"); the metric beside it counts the overhead slider (tests/app/test_practice_widgets.py pins both).

@@ -11,6 +11,7 @@ import streamlit as st
 
 import kvcore
 import ui
+import ui.engine_logs
 import ui.practice
 from charts.formatting import count, times
 from charts.vllm_log import checks_ratio_figure, ratio_checks, users_by_context_figure
@@ -220,6 +221,18 @@ with controls[2], lesson.secondary():
         format_func=lambda option: t(WEIGHTS_KEYS[option]),
         help=t("vllm_log.weights_help", dtype=model.weights_dtype),
     )
+
+# Another engine's lines (kvcore.detect_engine): read and checked by that engine's rules, then the page ends.
+engine = kvcore.detect_engine(text or "")
+if engine is not None and engine != "vllm":
+    ui.engine_logs.show_engine_log(
+        kvcore.read_engine_log(text or "", engine=engine),
+        model,
+        settings={} if kv_dtype == "log" else kvcore.log_cache_settings(engine, 8 if kv_dtype == "fp8" else 16),
+    )
+    lesson.takeaway(t("engine_logs.takeaway"))
+    glossary.terms_used("vllm_log")
+    st.stop()
 
 log = parse_vllm_log(text or "")
 # Without these two lines the advice cannot price a higher utilisation: take the sidebar's GPU and vLLM's default.

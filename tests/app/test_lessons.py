@@ -30,6 +30,8 @@ PREFIXES = {
     "agent_1m": "ag_",
     "vllm_pool": "vp_",
     "vllm_log": "vl_",
+    "engines": "eg_",
+    "local_llm": "lo_",
     "paged_attention": "pa_",
     "prefix_caching": "pc_",
     "preemption": "pr_",

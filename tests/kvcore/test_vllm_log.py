@@ -419,6 +419,8 @@ def test_no_real_log_is_flagged_against_the_model_it_ran(models, path):
     model_id = header.get("model", "").split(" ")[0]
     if model_id not in models or "nomla" in path.stem:  # PR 10927 ran DeepSeek-V2-Lite with MLA switched off
         return
+    if "pipeline parallelism" in header.get("excluded", ""):  # one pool per stage: not read yet (issue 13's note)
+        return
     result = reconcile(parse_vllm_log(text), models[model_id])
     assert result.model_mismatch is None, (path.stem, result.check("bytes_per_token"))
 
