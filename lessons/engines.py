@@ -226,7 +226,8 @@ with results:
     row[0].metric(t("engines.metric_pool", engine=names[engine]), lesson.mem(startup.kv_pool_bytes))
     row[1].metric(t("engines.metric_tokens"), ui.num(format_tokens(startup.tokens)))
     row[2].metric(t("engines.metric_users", length=ui.num(format_tokens(context))), ui.num(count(chosen.users)))
-    figure = engines_figure(
+    figure = lesson.figure(
+        engines_figure,
         names=[names[item.engine] for item in rows],
         pool_bytes=[item.startup.kv_pool_bytes for item in rows],
         texts=[bar_text(item) for item in rows],

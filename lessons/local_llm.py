@@ -201,7 +201,8 @@ with results:
     )
     row[1].metric(t("local_llm.metric_longest"), shown_longest, help=t("local_llm.metric_longest_help"))
     row[2].metric(t("local_llm.metric_fits"), t("local_llm.yes" if fits else "local_llm.no"))
-    figure = local_llm_figure(
+    figure = lesson.figure(
+        local_llm_figure,
         context_tokens=grid,
         needed_bytes=curves,
         chosen=cache,

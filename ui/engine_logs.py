@@ -136,7 +136,8 @@ def show_engine_log(
         st.warning(t("engine_logs.truncated"))
     drawn = ratio_checks(checks)
     if drawn:
-        figure = checks_ratio_figure(
+        figure = lesson.figure(
+            checks_ratio_figure,
             checks=drawn,
             names={check.kind: check.kind for check in drawn},
             separators=ui.separators(),
