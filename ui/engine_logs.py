@@ -77,7 +77,8 @@ STATUS_KEYS = {
     "differ": "vllm_log.status_differ",
     "cannot_check": "vllm_log.status_cannot_check",
 }
-STATUS_ICONS = {"agree": "✅", "differ": "❌", "cannot_check": "➖"}
+#: Material icons (Streamlit markdown), not emoji: a browser without an emoji font shows those as boxes.
+STATUS_ICONS = {"agree": ":material/check_circle:", "differ": ":material/cancel:", "cannot_check": ":material/remove:"}
 
 
 def value_text(value: float | None, unit: str) -> str:

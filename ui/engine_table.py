@@ -58,7 +58,7 @@ def engines_answer(
         served = ui.num(f"{row.users:,}") if row.runs_on_gpu else t("engine_table.no_backend")
         cells = [name, lesson.mem(row.startup.kv_pool_bytes), served]
         if users is not None:
-            cells.append("✅" if row.users >= users else "❌")
+            cells.append(":material/check_circle:" if row.users >= users else ":material/cancel:")
         lines.append("| " + " | ".join(cells) + " |")
     st.markdown("\n".join(lines))
     st.caption(t("engine_table.caption", bits=bits))

@@ -31,6 +31,8 @@ def test_the_sizing_page_asks_each_engine_about_its_own_users(app):
     open_page(app, "lessons/sizing.py", sz_users="4", sz_context="8192")
     table = engine_table(app)
     assert translate("en", "engine_table.col_enough", users="4 users") in table
+    # Material icons, not emoji (a browser without an emoji font draws those as boxes).
+    assert ":material/check_circle:" in table and "✅" not in table
 
 
 def test_an_apple_gpu_says_which_engines_have_no_backend(app):
