@@ -48,6 +48,7 @@ from .log_lines import (
     read_patterns,
     verdict,
 )
+from .memory import model_weights_bytes
 from .model import ModelSpec
 from .units import GiB, MiB
 
@@ -550,9 +551,7 @@ def gguf_weights_bytes(model: ModelSpec, gguf_type: str = "Q4_K_M") -> float:
             value=str(gguf_type),
             known=known,
         )
-    if model.total_params is None:
-        raise KvError("params_unknown", f"the parameter count of {model.name!r} is unknown", model=model.name)
-    return float(model.total_params) * GGUF_BITS_PER_WEIGHT[key] / 8.0
+    return model_weights_bytes(model, bytes_per_param=GGUF_BITS_PER_WEIGHT[key] / 8.0)
 
 
 def _compute_estimate(model: ModelSpec, *, n_ctx: int, ubatch: int, flash_attn: bool) -> float:

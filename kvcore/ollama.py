@@ -49,6 +49,7 @@ from .budget import BudgetTerm
 from .errors import KvError
 from .hardware import GpuSpec
 from .llamacpp import (
+    LLAMACPP_CACHE_TYPES,
     LlamaCppLog,
     LlamaCppStartup,
     llamacpp_startup,
@@ -381,8 +382,9 @@ def ollama_estimate_bytes_per_value(kv_cache_type: str) -> float:
 
 
 def ollama_cache_bytes_per_value(kv_cache_type: str) -> float:
-    """Bytes per cached value ggml allocates: f16 2, q8_0 34/32, q4_0 18/32 (ggml type sizes, block of 32)."""
-    return {"q8_0": 34 / 32, "q4_0": 18 / 32, "f32": 4.0}.get(_cache_type(kv_cache_type), 2.0)
+    """Bytes per cached value ggml allocates: f16 2, q8_0 34/32, q4_0 18/32 (kvcore.llamacpp.LLAMACPP_CACHE_TYPES)."""
+    type_bytes, block = LLAMACPP_CACHE_TYPES[_cache_type(kv_cache_type)]
+    return type_bytes / block
 
 
 def _cache_type(kv_cache_type: str) -> str:

@@ -49,7 +49,7 @@ from .budget import BudgetTerm
 from .dtypes import bytes_per_value, dtype_name
 from .errors import KvError
 from .hardware import GpuSpec
-from .kv import kv_heads_per_gpu
+from .kv import kv_bytes_per_token
 from .log_lines import (
     INT_PATTERN,
     NUMBER_PATTERN,
@@ -130,14 +130,8 @@ def trtllm_bytes_per_token(model: ModelSpec, *, kv_cache_dtype: str = "auto", tp
     >>> trtllm_bytes_per_token(load_models()["llama-3.1-8b"])
     131072
     """
-    size = _kv_bytes_per_value(kv_cache_dtype)
-    total = 0.0
-    for layer, count in model.layer_counts().items():
-        if layer.kind in ("full", "sliding"):
-            total += count * 2 * kv_heads_per_gpu(layer.num_key_value_heads, tp) * layer.head_dim * size
-        elif layer.kind == "mla":
-            total += count * (layer.kv_lora_rank + layer.qk_rope_head_dim) * size
-    return round(total)
+    # The same per-layer values as every engine's (kvcore.kv.layer_values_per_token): linear layers add none.
+    return round(kv_bytes_per_token(model, bytes_per_value=_kv_bytes_per_value(kv_cache_dtype), tp=tp))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -74,6 +74,46 @@ with controls:
 grid = np.unique(np.round(np.geomspace(min(1024, longest), longest, CURVE_POINTS) / STEP_TOKENS) * STEP_TOKENS)
 grid = grid.astype(np.int64)
 
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def llamacpp_fit(
+    model: kvcore.ModelSpec,
+    gpu: kvcore.GpuSpec,
+    slots: int,
+    cache: str,
+    weights: float,
+    grid: np.ndarray,
+    longest: int,
+) -> tuple[dict[str, np.ndarray], int]:
+    """llama.cpp's memory against context per cache type, and the longest context that fits, once per settings.
+
+    kvcore.llamacpp_required_bytes runs one start-up per context (the padding rules branch) and
+    llamacpp_max_context bisects: together about 16 ms, kept rather than paid on every rerun.
+    """
+    curves = {
+        kind: kvcore.llamacpp_required_bytes(
+            model,
+            ctx_size=grid * slots,
+            parallel=slots,
+            cache_type_k=kind,
+            cache_type_v=kind,
+            weights_bytes=weights,
+        )
+        for kind in CACHE_TYPES
+    }
+    longest_fit = kvcore.llamacpp_max_context(
+        model,
+        gpu=gpu,
+        parallel=slots,
+        cache_type_k=cache,
+        cache_type_v=cache,
+        weights_bytes=weights,
+        step_tokens=STEP_TOKENS,
+        max_tokens=longest,
+    )
+    return curves, longest_fit
+
+
 try:
     weights = kvcore.gguf_weights_bytes(model, gguf)
     memory = kvcore.llamacpp_memory_bytes(gpu)
@@ -154,27 +194,7 @@ try:
                 weights_bytes=weights,
             )
         )
-        curves = {
-            kind: kvcore.llamacpp_required_bytes(
-                model,
-                ctx_size=grid * slots,
-                parallel=slots,
-                cache_type_k=kind,
-                cache_type_v=kind,
-                weights_bytes=weights,
-            )
-            for kind in CACHE_TYPES
-        }
-        longest_fit = kvcore.llamacpp_max_context(
-            model,
-            gpu=gpu,
-            parallel=slots,
-            cache_type_k=cache,
-            cache_type_v=cache,
-            weights_bytes=weights,
-            step_tokens=STEP_TOKENS,
-            max_tokens=longest,
-        )
+        curves, longest_fit = llamacpp_fit(model, gpu, slots, cache, weights, grid, longest)
         kv_bytes = float(startup.kv_bytes + startup.recurrent_bytes)
         counted_kv = kv_bytes
         release = startup.release
