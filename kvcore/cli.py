@@ -492,7 +492,13 @@ def run_capacity(args: argparse.Namespace) -> dict[str, Any]:
         bytes_per_value=b,
         tp=args.tp,
     )
-    tokens_seed = float(tokens_that_fit(kv_pool_bytes=pool, bytes_per_token=report.bytes_per_token))
+    if startup is not None and startup.stages:
+        # One stage holds its layers only: the seed-style figures below count the whole model's bytes per token,
+        # so they get the stage's pool scaled up by L / stage layers (what the same tokens take on every layer).
+        pool_all_layers = max(pool, 0.0) * report.bytes_per_token / startup.log.bytes_per_token
+    else:
+        pool_all_layers = pool
+    tokens_seed = float(tokens_that_fit(kv_pool_bytes=pool_all_layers, bytes_per_token=report.bytes_per_token))
     sequence = sequence_kv_bytes(model, context_tokens=args.context, bytes_per_value=b, tp=args.tp)
     result: dict[str, Any] = {
         "model": model.name,
@@ -526,14 +532,29 @@ def run_capacity(args: argparse.Namespace) -> dict[str, Any]:
             "release_rules": startup.release.describe(),
             "budget_sources": {term.name: term.source for term in budget.terms} if budget else {},
         }
+        if startup.stages:  # pipeline parallelism: every stage's own budget; the server keeps the fewest blocks
+            result["weights_bytes"] = budget.term_bytes("weights") if budget else weights
+            result["tightest_stage"] = startup.tightest_stage
+            result["stages"] = [
+                {
+                    "stage": index,
+                    "layers": layers,
+                    "kv_pool_bytes": stage.kv_pool_bytes,
+                    "num_blocks": stage.num_blocks,
+                    "budget": stage.budget.as_dict(),
+                }
+                for index, (stage, layers) in enumerate(zip(startup.stages, startup.stage_layers, strict=True))
+            ]
     result |= {
         "tokens_that_fit": tokens_seed,
         "context_per_user": float(context_per_user(pool_tokens=tokens_seed, concurrency=args.concurrency)),
         "max_context_per_user": float(
-            max_context_tokens(model, kv_pool_bytes=pool, concurrency=args.concurrency, bytes_per_value=b, tp=args.tp)
+            max_context_tokens(
+                model, kv_pool_bytes=pool_all_layers, concurrency=args.concurrency, bytes_per_value=b, tp=args.tp
+            )
         ),
         "context_tokens": args.context,
-        "users_that_fit": float(max_users(kv_pool_bytes=pool, sequence_bytes=sequence)),
+        "users_that_fit": float(max_users(kv_pool_bytes=pool_all_layers, sequence_bytes=sequence)),
         "concurrency": args.concurrency,
         "budget_rule": rule,
         "budget": {} if budget is None else budget.as_dict(),

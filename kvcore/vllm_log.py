@@ -34,7 +34,7 @@ from typing import Literal
 
 import numpy as np
 
-from . import capacity
+from . import capacity, checks
 from .dtypes import bytes_per_value
 from .errors import KvError
 from .hardware import GpuSpec
@@ -53,6 +53,7 @@ from .log_lines import (
 from .memory import model_weights_bytes
 from .model import ModelSpec
 from .timing import tensor_parallel_sizes
+from .vllm_pool import pp_partition
 from .vllm_startup import VllmStartup, vllm_startup
 from .vllm_versions import NEWEST_RELEASE, kv_cache_format, parse_release, vllm_release
 
@@ -70,6 +71,7 @@ __all__ = [
     "log_body",
     "log_flags",
     "parse_vllm_log",
+    "pipeline_from_ranks",
     "read_log_header",
     "read_vllm_flags",
     "reconcile",
@@ -91,7 +93,9 @@ class VllmLog:
     ``half_step`` gives, per field, half of the last printed digit in the field's
     unit (3.81 GiB → 0.005 GiB in bytes), the rounding a check must allow.
     Fields named ``error_*`` come from the message vLLM raises when one request of
-    max_model_len does not fit.
+    max_model_len does not fit. ``rank_kv_pools_bytes`` pairs each worker's rank with the
+    "Available KV cache memory" it printed (the ``(VllmWorker rank=N …)`` prefix), first print
+    of each rank: with pipeline parallelism every stage prints its own pool.
     """
 
     available_kv_cache_bytes: float | None = None
@@ -120,6 +124,7 @@ class VllmLog:
     error_available_kv_cache_bytes: float | None = None
     error_estimated_max_model_len: int | None = None
     no_kv_cache_memory_error: bool = False
+    rank_kv_pools_bytes: tuple[tuple[int, float], ...] = ()
     version: EngineVersion | None = None
     recognised: tuple[RecognisedLine, ...] = ()
     ignored: tuple[str, ...] = ()
@@ -134,6 +139,22 @@ class VllmLog:
             if value is not None:
                 return value
         return None
+
+    def stage_kv_pools_bytes(self, tp: int) -> tuple[float, ...]:
+        """Each pipeline stage's pool, first stage first: ranks r · tp … r · tp + tp − 1 are stage r [bytes].
+
+        vLLM numbers its workers with the tensor-parallel rank innermost (vllm/distributed/
+        parallel_state.py ``initialize_model_parallel``); a stage's ranks print the same pool, and
+        the smallest of them is kept. Empty unless the log names ranks of two stages or more.
+        """
+        ranks = checks.whole("tensor parallel size", tp)
+        pools: dict[int, float] = {}
+        for rank, value in self.rank_kv_pools_bytes:
+            stage = rank // ranks
+            pools[stage] = min(value, pools.get(stage, value))
+        if len(pools) < 2 or sorted(pools) != list(range(len(pools))):
+            return ()
+        return tuple(pools[stage] for stage in range(len(pools)))
 
     @property
     def requested_max_model_len(self) -> int | None:
@@ -251,6 +272,10 @@ VLLM_MARKERS = re.compile(
 )
 
 
+#: A worker's own pool line: "(VllmWorker rank=2 pid=…) INFO … Available KV cache memory: 11.33 GiB".
+_RANK_POOL = re.compile(rf"\brank=(\d+)\b[^\n]*?Available KV cache memory:\s*({_NUM})\s*GiB")
+
+
 def parse_vllm_log(text: str | bytes) -> VllmLog:
     """Read a vLLM start-up log: every number vLLM prints about its KV cache, and what was left over.
 
@@ -279,8 +304,12 @@ def _parse(text: str | bytes) -> VllmLog:
         version = "V1"
     elif _V0_MARKERS.search(reading.joined):
         version = "V0"
+    ranks: dict[int, float] = {}
+    for match in _RANK_POOL.finditer(reading.joined):
+        ranks.setdefault(int(match.group(1)), float(match.group(2).replace(",", "")) * 2**30)
     return VllmLog(
         **reading.values,  # type: ignore[arg-type]
+        rank_kv_pools_bytes=tuple(sorted(ranks.items())),
         version=version,
         recognised=reading.recognised,
         ignored=reading.ignored,
@@ -342,6 +371,8 @@ class Reconciliation:
 
     ``model_mismatch`` is set when the log's pool and tokens cannot belong to the model at these
     settings; then no KV check says "agree" (they say "cannot_check", reason "model_mismatch").
+    With pipeline parallelism (``pp`` stages) the figures are those of ``stage``, the one whose
+    blocks the server kept; ``bytes_per_token`` is that stage's layers'.
     """
 
     checks: tuple[Check, ...]
@@ -352,6 +383,8 @@ class Reconciliation:
     kv_bytes_per_value: float
     tp: int
     model_mismatch: ModelMismatch | None = None
+    pp: int = 1
+    stage: int = 0
 
     def check(self, kind: str) -> Check | None:
         """The check of that kind, or None."""
@@ -367,6 +400,7 @@ def reconcile(
     tp: int | None = None,
     context_tokens: int | None = None,
     weights_bytes_per_param: float | None = None,
+    pp: int | None = None,
 ) -> Reconciliation:
     """Recompute every number the log printed from `model`, and say which ones agree.
 
@@ -381,10 +415,18 @@ def reconcile(
     else BF16/FP16, 16 and 1; weights are checked at the model's released dtype unless
     `weights_bytes_per_param` says otherwise (1.0 for an INT8/FP8 checkpoint). `context_tokens`
     asks how many users fit at that length. Raises ValueError only for settings the caller passes.
+
+    Pipeline parallelism (`pp`, else the log's pipeline_parallel_size, else read from the ranks'
+    pools: ranks printing one pool in runs of equal length, :func:`pipeline_from_ranks`): each stage
+    holds its layers (:func:`kvcore.vllm_pool.pp_partition`, current vLLM's cut) and prints its pool;
+    the server keeps the fewest blocks, so the checks use the stage with the least pool per layer
+    (the fullest stage when only one pool is printed).
     """
     value_bytes = kv_bytes_per_value if kv_bytes_per_value is not None else _log_kv_bytes_per_value(log)
     size = block_size if block_size is not None else (log.block_size or capacity.DEFAULT_BLOCK_SIZE)
-    ranks = tp if tp is not None else (log.tensor_parallel_size or 1)
+    inferred = pipeline_from_ranks(log)
+    ranks = tp if tp is not None else (log.tensor_parallel_size or (inferred[0] if inferred else 1))
+    stages = pp if pp is not None else (log.pipeline_parallel_size or (inferred[1] if inferred else 1))
     try:
         per_token = kv_bytes_per_token(model, bytes_per_value=value_bytes, tp=ranks)
     except ValueError:
@@ -392,11 +434,23 @@ def reconcile(
             raise
         ranks = 1  # a tensor_parallel_size from the log that does not split this model's heads
         per_token = kv_bytes_per_token(model, bytes_per_value=value_bytes, tp=ranks)
+    stage, stage_pool = 0, None
+    if stages > 1 and model.num_hidden_layers >= stages:
+        partition = pp_partition(model.num_hidden_layers, stages)
+        pools = log.stage_kv_pools_bytes(ranks)
+        if len(pools) == stages:
+            stage = min(range(stages), key=lambda index: pools[index] / partition[index])
+            stage_pool = (pools[stage], log.half_step.get("available_kv_cache_bytes", 0.0))
+        else:
+            stage = partition.index(max(partition))
+        per_token *= partition[stage] / model.num_hidden_layers
+    else:
+        stages = 1
     size = max(int(size), 1)
     block = size * per_token
     context = _Context(
         log=log, model=model, block_size=size, tp=ranks, per_token=per_token, block_bytes=block,
-        weights_bytes_per_param=weights_bytes_per_param,
+        weights_bytes_per_param=weights_bytes_per_param, stage_pool=stage_pool,
     )  # fmt: skip
     if per_token <= 0:
         checks = tuple(
@@ -405,7 +459,7 @@ def reconcile(
         )
         return Reconciliation(
             checks=checks, advice=_NO_ADVICE, bytes_per_token=0.0, block_bytes=0.0, block_size=size,
-            kv_bytes_per_value=value_bytes, tp=ranks,
+            kv_bytes_per_value=value_bytes, tp=ranks, pp=stages, stage=stage,
         )  # fmt: skip
     checks = tuple(_CHECKS[kind](context) for kind, _ in _CHECK_UNITS)
     mismatch = None
@@ -430,7 +484,32 @@ def reconcile(
         kv_bytes_per_value=value_bytes,
         tp=ranks,
         model_mismatch=mismatch,
+        pp=stages,
+        stage=stage,
     )
+
+
+def pipeline_from_ranks(log: VllmLog) -> tuple[int, int] | None:
+    """(tp, pp) read from the workers' pool lines: ranks 0 … n − 1 whose pools come in pp runs of tp equal values.
+
+    Ranks are numbered with the tensor-parallel rank innermost, and the ranks of one stage print the
+    same pool (same layers, same weights); two stages or more print different pools. None when the
+    lines do not show that pattern (one pool, a missing rank, runs of unequal length).
+
+    >>> pipeline_from_ranks(VllmLog(rank_kv_pools_bytes=((0, 2.0), (1, 2.0), (2, 1.5), (3, 1.5))))
+    (2, 2)
+    """
+    pools = dict(log.rank_kv_pools_bytes)
+    if len(pools) < 2 or sorted(pools) != list(range(len(pools))):
+        return None
+    values = [pools[rank] for rank in range(len(pools))]
+    run = next((index for index, value in enumerate(values) if value != values[0]), len(values))
+    if run == len(values) or len(values) % run:
+        return None
+    groups = [values[start : start + run] for start in range(0, len(values), run)]
+    if any(len(set(group)) != 1 for group in groups) or len({group[0] for group in groups}) < 2:
+        return None
+    return run, len(groups)
 
 
 def _has_state_layers(model: ModelSpec) -> bool:
@@ -481,9 +560,12 @@ class _Context:
     per_token: float
     block_bytes: float
     weights_bytes_per_param: float | None = None
+    stage_pool: tuple[float, float] | None = None
 
     def pool(self) -> tuple[float, float] | None:
-        """(pool bytes, half step) from whichever line printed it."""
+        """(pool bytes, half step) from whichever line printed it (the compared stage's with pipeline stages)."""
+        if self.stage_pool is not None:
+            return self.stage_pool
         log = self.log
         for name in ("available_kv_cache_bytes", "error_available_kv_cache_bytes", "kv_cache_size_bytes"):
             value = getattr(log, name)

@@ -23,9 +23,12 @@ Parallelism, as this module models it (every figure is per GPU):
   max(n_kv // tp, 1), so heads are replicated when tp exceeds them; an MLA latent
   is replicated on every rank (both handled by ``kv_bytes_per_token(tp=...)``);
   weights are split tp ways.
-* pipeline parallelism (pp): each stage holds ceil(L / pp) layers and 1/pp of the
-  weights; the stage with the most layers is the tightest and sets the pool's
-  token count (every stage must hold every token of a sequence).
+* pipeline parallelism (pp): the layers are cut into stages as vLLM's
+  ``get_pp_indices`` cuts them (:func:`pp_partition`); every stage keeps its own pool and
+  every stage must hold every token of a sequence, so the stage with the fewest blocks sets
+  the token count (``unify_kv_cache_configs``). Alone, this module takes the fullest stage
+  (ceil(L / pp) layers, 1/pp of the weights); :func:`kvcore.vllm_startup.vllm_startup`
+  budgets each stage apart (embeddings on the first, LM head and sampler on the last).
 * context parallelism (cp): each rank holds 1/cp of every sequence's tokens, so a
   request of L tokens needs ceil(L / cp) tokens on a rank, and the server's token
   count is cp times one rank's (vLLM multiplies the logged size by the DCP/PCP
@@ -65,6 +68,7 @@ __all__ = [
     "pool_log",
     "pool_log_for",
     "pool_tokens_curve",
+    "pp_partition",
     "stage_bytes_per_token",
     "stage_layers",
     "startup_log_lines",
@@ -145,11 +149,18 @@ def vllm_budget(
     )
 
 
-def stage_layers(num_layers: int, pp: int = 1) -> int:
-    """Layers on the fullest pipeline stage: ceil(L / pp).
+def pp_partition(num_layers: int, pp: int = 1, *, remainder_on_last: bool = False) -> tuple[int, ...]:
+    """Layers on each pipeline stage, first to last, as vLLM cuts them.
 
-    >>> stage_layers(61, 4)
-    16
+    vllm/distributed/utils.py ``get_pp_indices`` (read in the 0.6.4.post1, 0.7.3, 0.8.0, 0.9.2 and
+    0.20.0 wheels): ⌊L / pp⌋ layers a stage, and the L mod pp left over go one each to the stages
+    before the last, from the second-to-last backwards (0.8.0 on: the last stage holds the final
+    norm and the LM head), or all to the last stage (`remainder_on_last`, before 0.8.0). The
+    ``VLLM_PP_LAYER_PARTITION`` override is not modelled. KvError ``pp_exceeds_layers`` when a
+    stage would be empty.
+
+    >>> pp_partition(27, 2), pp_partition(61, 4), pp_partition(27, 4, remainder_on_last=True)
+    ((14, 13), (15, 15, 16, 15), (6, 6, 6, 9))
     """
     layers = checks.whole("number of layers", num_layers)
     stages = checks.whole("pipeline parallel size", pp)
@@ -160,16 +171,36 @@ def stage_layers(num_layers: int, pp: int = 1) -> int:
             pp=stages,
             layers=layers,
         )
-    return math.ceil(layers / stages)
+    partition = [layers // stages] * stages
+    remaining = layers % stages
+    if remainder_on_last:
+        partition[-1] += remaining
+    else:
+        for offset in range(2, remaining + 2):
+            partition[-offset] += 1
+    return tuple(partition)
 
 
-def stage_bytes_per_token(model: ModelSpec, *, bytes_per_value: float = 2.0, tp: int = 1, pp: int = 1) -> float:
-    """KV bytes per token on one GPU of the fullest stage: bytes/token(tp) · ceil(L / pp) / L.
+def stage_layers(num_layers: int, pp: int = 1) -> int:
+    """Layers on the fullest pipeline stage of current vLLM: ceil(L / pp) (max of :func:`pp_partition`).
 
+    >>> stage_layers(61, 4)
+    16
+    """
+    return max(pp_partition(num_layers, pp))
+
+
+def stage_bytes_per_token(
+    model: ModelSpec, *, bytes_per_value: float = 2.0, tp: int = 1, pp: int = 1, layers: int | None = None
+) -> float:
+    """KV bytes per token on one GPU of a stage: bytes/token(tp) · stage layers / L.
+
+    `layers` is the stage's layer count (default the fullest stage's, :func:`stage_layers`).
     Layers of different kinds (sliding, MLA, linear) are assumed spread evenly over the stages.
     """
     per_token = kv_bytes_per_token(model, bytes_per_value=bytes_per_value, tp=tp)
-    return per_token * stage_layers(model.num_hidden_layers, pp) / model.num_hidden_layers
+    held = stage_layers(model.num_hidden_layers, pp) if layers is None else checks.whole("stage layers", layers)
+    return per_token * held / model.num_hidden_layers
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -262,11 +293,13 @@ def pool_log_for(
     tp: int = 1,
     pp: int = 1,
     cp: int = 1,
+    layers: int | None = None,
 ) -> PoolLog:
     """What vLLM logs for any one-GPU `budget` (seed view or vLLM view): blocks, tokens, concurrency, fit.
 
     Formulas as in ``pool_log``: blocks = floor(max(pool, 0) / (block_size · stage bytes/token)),
     tokens = blocks · block_size · cp, concurrency = blocks / blocks one ceil(L / cp) request needs.
+    `layers`: the layers of the stage this GPU serves (default the fullest stage's).
     """
     tp = checks.whole("tensor parallel size", tp)
     pp = checks.whole("pipeline parallel size", pp)
@@ -274,7 +307,7 @@ def pool_log_for(
     length = checks.whole("max_model_len", max_model_len)
     block_size = checks.whole("block size", block_size)
     pool = budget.kv_pool_bytes
-    per_token = stage_bytes_per_token(model, bytes_per_value=bytes_per_value, tp=tp, pp=pp)
+    per_token = stage_bytes_per_token(model, bytes_per_value=bytes_per_value, tp=tp, pp=pp, layers=layers)
     # kvcore.capacity counts blocks of the whole model's layers: scale the stage's pool up by L / stage layers.
     whole_model_pool = max(pool, 0.0) * kv_bytes_per_token(model, bytes_per_value=bytes_per_value, tp=tp) / per_token
     rank_length = math.ceil(length / cp)

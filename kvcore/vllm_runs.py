@@ -106,6 +106,13 @@ class LoggedStartup:
         """The pool the log prints: available KV memory, V0's kv_cache_size, or the refusal's figure."""
         return self.log.kv_pool_bytes
 
+    @property
+    def logged_stage_pools_bytes(self) -> tuple[float, ...]:
+        """Each pipeline stage's printed pool, first stage first (empty without pp or per-rank lines)."""
+        if self.flags.pipeline_parallel_size < 2:
+            return ()
+        return self.log.stage_kv_pools_bytes(self.flags.tensor_parallel_size)
+
 
 def load_logged_startups(folder: str | Path = VLLM_LOGS_DIR) -> list[LoggedStartup]:
     """Every start-up of `folder`, sorted by file name (KvError ``data_unreadable`` if it cannot be read)."""
@@ -139,13 +146,21 @@ class StartupComparison:
     estimate: VllmStartup
     logged_pool_bytes: float | None
     from_logged_pool: VllmStartup | None = None
+    stage: int = 0
+
+    @property
+    def estimated_pool_bytes(self) -> float:
+        """kvcore's pool for the GPU the log's figure is of: the compared pipeline stage's, else the one pool."""
+        if self.estimate.stages:
+            return self.estimate.stages[self.stage].kv_pool_bytes
+        return self.estimate.log.kv_pool_bytes
 
     @property
     def error_bytes(self) -> float:
         """estimate − log (NaN when the log prints no pool)."""
         if self.logged_pool_bytes is None:
             return math.nan
-        return self.estimate.log.kv_pool_bytes - self.logged_pool_bytes
+        return self.estimated_pool_bytes - self.logged_pool_bytes
 
     @property
     def relative_error(self) -> float:
@@ -177,6 +192,8 @@ def compare_startup(
     its blocks, tokens and concurrency check kvcore's block arithmetic apart from the budget. The
     logged pool is "Available KV cache memory" / V0's "kv_cache_size" / the refusal's available
     figure; a log that prints only blocks or tokens gives blocks · block_size · bytes per token.
+    With pipeline parallelism each stage prints its pool: the compared ``stage`` is the one whose
+    blocks the server kept (the fewest, from the printed pools), and the replay gets every stage's.
     KvError ``log_not_estimable`` for an excluded start-up or an unknown model or GPU id.
     """
     models = load_models() if models is None else models
@@ -207,6 +224,13 @@ def compare_startup(
         flashinfer_sampler=True if run.flashinfer_sampler else None,
     )
     estimate = vllm_startup(model, gpu, **settings)  # type: ignore[arg-type]
+    stage_pools = run.logged_stage_pools_bytes
+    if stage_pools:
+        staged = vllm_startup(model, gpu, kv_cache_memory_bytes=stage_pools, **settings)  # type: ignore[arg-type]
+        stage = staged.tightest_stage
+        return StartupComparison(
+            run=run, estimate=estimate, logged_pool_bytes=stage_pools[stage], from_logged_pool=staged, stage=stage
+        )
     logged = run.logged_pool_bytes
     if logged is None:
         per_token = estimate.log.bytes_per_token  # the estimate's own bytes per token: its KV dtype, tp and stage
@@ -214,5 +238,7 @@ def compare_startup(
             logged = run.log.gpu_blocks * estimate.block_size * per_token
         elif run.log.gpu_kv_cache_tokens is not None:
             logged = run.log.gpu_kv_cache_tokens * per_token
-    replayed = None if logged is None else vllm_startup(model, gpu, kv_cache_memory_bytes=logged, **settings)  # type: ignore[arg-type]
+    replayed: VllmStartup | None = None
+    if logged is not None:
+        replayed = vllm_startup(model, gpu, kv_cache_memory_bytes=logged, **settings)  # type: ignore[arg-type]
     return StartupComparison(run=run, estimate=estimate, logged_pool_bytes=logged, from_logged_pool=replayed)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,12 +25,13 @@ from . import checks
 from .budget import ACTIVATION_PEAK, CUDA_GRAPHS, NON_TORCH, WEIGHTS, BudgetTerm, MemoryBudget, memory_budget
 from .capacity import DEFAULT_BLOCK_SIZE, DEFAULT_MAX_NUM_BATCHED_TOKENS, longest_fitting_length
 from .dtypes import bytes_per_value
+from .errors import KvError
 from .hardware import GpuSpec
 from .kv import layer_values_per_token
 from .memory import checkpoint_weights
 from .model import ModelSpec
 from .units import GiB
-from .vllm_pool import PoolLog, hidden_values, pool_log_for, stage_layers
+from .vllm_pool import PoolLog, hidden_values, pool_log_for, pp_partition, stage_layers
 from .vllm_versions import NEWEST_RELEASE, Entry, VllmRelease, batch_defaults, kv_cache_format, vllm_release
 
 ArrayLike = Any
@@ -136,6 +138,7 @@ def profile_activation_bytes(
     tp: int = 1,
     bytes_per_value: float = 2.0,
     flashinfer_sampler: bool = False,
+    last_stage: bool = True,
 ) -> float:
     """The activation peak of the release's profiling run, one GPU [bytes]: max(forward, logits + sampler).
 
@@ -147,6 +150,9 @@ def profile_activation_bytes(
     (V0 ``ModelRunner.profile_run``; V1 ``_dummy_sampler_run`` from 0.8.0), or logits alone in the
     model dtype before V1 sampled (all T rows until 0.7.2, R rows in 0.7.3; none in 0.6.4's V1).
     The logits are gathered whole on every tensor-parallel rank; the MLP and attention are sharded.
+    Only the last pipeline stage samples (`last_stage`; V1 ``profile_run`` samples
+    ``if get_pp_group().is_last_rank``, V0 ``execute_model`` returns the intermediate tensors
+    before the logits on the other stages): the others peak at the forward alone.
     """
     tokens = float(checks.whole("max_num_batched_tokens", max_num_batched_tokens))
     seqs = float(checks.whole("max_num_seqs", max_num_seqs))
@@ -157,6 +163,8 @@ def profile_activation_bytes(
             forward,
             FUSED_MOE_CHUNK_TOKENS * per_token * bytes_per_value + tokens * 3 * hidden_values(model) * bytes_per_value,
         )
+    if not last_stage:
+        return forward
     vocab = float(model.vocab_size or 0)
     rows = min(tokens, seqs)
     if release.profile_sampler:
@@ -198,20 +206,27 @@ def cuda_graph_capture_sizes(*, max_num_seqs: int, max_num_batched_tokens: int, 
 
 
 def cuda_graph_bytes(
-    model: ModelSpec, *, release: VllmRelease, max_num_seqs: int, max_num_batched_tokens: int, pp: int = 1
+    model: ModelSpec,
+    *,
+    release: VllmRelease,
+    max_num_seqs: int,
+    max_num_batched_tokens: int,
+    pp: int = 1,
+    layers: int | None = None,
 ) -> float:
     """Estimated CUDA-graph memory, one GPU [bytes]: layers · ``CUDA_GRAPH_BYTES_PER_LAYER`` · sizes / 67.
 
-    Layers: those on the GPU's pipeline stage; sizes: :func:`cuda_graph_capture_sizes`. The figure
-    vLLM's ``profile_cudagraph_memory`` measures before cutting the pool (0.18.0 on; subtracted by
-    default from 0.20.0, gpu_worker.py ``determine_available_memory``). An estimate from measured
-    captures, not a formula of vLLM's: the kernels each model's graphs hold differ.
+    Layers: those on the GPU's pipeline stage (`layers`, default the fullest stage's); sizes:
+    :func:`cuda_graph_capture_sizes`. The figure vLLM's ``profile_cudagraph_memory`` measures before
+    cutting the pool (0.18.0 on; subtracted by default from 0.20.0, gpu_worker.py
+    ``determine_available_memory``). An estimate from measured captures, not a formula of vLLM's:
+    the kernels each model's graphs hold differ.
     """
     sizes = cuda_graph_capture_sizes(
         max_num_seqs=max_num_seqs, max_num_batched_tokens=max_num_batched_tokens, release=release
     )
-    layers = stage_layers(model.num_hidden_layers, pp)
-    return layers * CUDA_GRAPH_BYTES_PER_LAYER * sizes / CUDA_GRAPH_REFERENCE_SIZES
+    held = stage_layers(model.num_hidden_layers, pp) if layers is None else checks.whole("stage layers", layers)
+    return held * CUDA_GRAPH_BYTES_PER_LAYER * sizes / CUDA_GRAPH_REFERENCE_SIZES
 
 
 #: Alignment vLLM's MXFP4 MoE kernels pad the expert matrices to (Marlin and Triton backends, the ones
@@ -221,14 +236,32 @@ MXFP4_HIDDEN_ALIGN = 256
 MXFP4_INTERMEDIATE_ALIGN = 128
 
 
-def loaded_weights_bytes(model: ModelSpec, *, weights_dtype: str | None = None, tp: int = 1, pp: int = 1) -> float:
+def loaded_weights_bytes(
+    model: ModelSpec,
+    *,
+    weights_dtype: str | None = None,
+    tp: int = 1,
+    pp: int = 1,
+    stage: int | None = None,
+    partition: tuple[int, ...] | None = None,
+) -> float:
     """What "Model loading took" measures, one GPU [bytes]: the checkpoint as vLLM lays it out.
 
     :func:`kvcore.memory.checkpoint_weights` (16-bit embeddings and LM head in a quantised
     checkpoint) + :func:`rotary_cache_bytes`; MXFP4 experts are padded to the kernels' alignment:
     experts · (⌈h⌉₂₅₆ / h) · (⌈I/tp⌉₁₂₈ / (I/tp)). gpt-oss-20b: 13.65 GiB (vLLM 0.19.0 log: 13.72);
     gpt-oss-120b on 4 GPUs: 17.1 GiB each (vLLM 0.10.1.1 log: 17.22).
+
+    Without `stage`, 1 / pp of everything. With `stage` (0 … pp − 1) and the stage's layers
+    (`partition`, default :func:`kvcore.vllm_pool.pp_partition`): that stage's layers' share
+    ℓ_s / L of the decoder, one vocabulary table V · h / tp on the first stage (the embedding) and
+    one on the last (the LM head, or, tied, the embedding copy the last stage builds to tie it to:
+    vllm/model_executor/models/llama.py ``LlamaModel``/``LlamaForCausalLM``, deepseek_v2.py),
+    and its own rotary table (every stage builds one). Dense first layers (DeepSeek) are counted
+    as spread evenly.
     """
+    if stage is not None:
+        return _stage_weights_bytes(model, weights_dtype=weights_dtype, tp=tp, pp=pp, stage=stage, partition=partition)
     weights = checkpoint_weights(model, weights_dtype=weights_dtype, tp=tp, pp=pp)
     experts = weights.experts_bytes
     hidden, width = hidden_values(model), model.moe_intermediate_size
@@ -238,6 +271,34 @@ def loaded_weights_bytes(model: ModelSpec, *, weights_dtype: str | None = None, 
             math.ceil(shard / MXFP4_INTERMEDIATE_ALIGN) * MXFP4_INTERMEDIATE_ALIGN / shard
         )
     return weights.embeddings_bytes + weights.body_bytes + experts + rotary_cache_bytes(model)
+
+
+def _stage_weights_bytes(
+    model: ModelSpec,
+    *,
+    weights_dtype: str | None,
+    tp: int,
+    pp: int,
+    stage: int,
+    partition: tuple[int, ...] | None,
+) -> float:
+    """One pipeline stage's weights on one GPU (:func:`loaded_weights_bytes` with a stage) [bytes]."""
+    layers = pp_partition(model.num_hidden_layers, pp) if partition is None else partition
+    stages = len(layers)
+    index = checks.whole("pipeline stage", stage, minimum=0)
+    if index >= stages:
+        raise KvError(
+            "above_maximum", f"pipeline stage must be at most {stages - 1}, got {index}", name="pipeline stage",
+            maximum=stages - 1, value=index,
+        )  # fmt: skip
+    whole = loaded_weights_bytes(model, weights_dtype=weights_dtype, tp=tp)
+    tables = checkpoint_weights(model, weights_dtype=weights_dtype, tp=tp).embeddings_bytes
+    if stages == 1:
+        return whole
+    one_table = tables / (1 if model.tie_word_embeddings else 2)
+    decoder = whole - tables - rotary_cache_bytes(model)
+    held_tables = one_table * ((index == 0) + (index == stages - 1))
+    return held_tables + decoder * layers[index] / model.num_hidden_layers + rotary_cache_bytes(model)
 
 
 def rotary_cache_bytes(model: ModelSpec, *, bytes_per_value: float = 2.0) -> float:
@@ -362,7 +423,9 @@ class VllmStartup:
 
     ``log`` is the budget and the blocks (:class:`PoolLog`); ``printed_tokens`` the "GPU KV cache size"
     as this release prints it (blocks · block_size before 0.20.0, int(concurrency · max_model_len)
-    after); ``fits`` includes the null block the fit check keeps back from 0.29.0.
+    after); ``fits`` includes the null block the fit check keeps back from 0.29.0. ``stages`` holds
+    every pipeline stage's budget and blocks when pp > 1 (``log`` is the one with the fewest blocks),
+    ``stage_layers`` how many layers each holds.
     """
 
     release: VllmRelease
@@ -372,6 +435,13 @@ class VllmStartup:
     block_size: int
     entry: Entry
     enforce_eager: bool
+    stages: tuple[PoolLog, ...] = ()
+    stage_layers: tuple[int, ...] = ()
+
+    @property
+    def tightest_stage(self) -> int:
+        """The pipeline stage whose blocks the server keeps (0 without pipeline parallelism)."""
+        return next((index for index, stage in enumerate(self.stages) if stage is self.log), 0)
 
     @property
     def fits(self) -> bool:
@@ -416,7 +486,11 @@ def _startup_budget(
         utilization=utilization,
         terms=[
             BudgetTerm(
-                name=WEIGHTS, bytes=weights, source=f"checkpoint by component + rotary table, / (tp · pp); {where}"
+                name=WEIGHTS,
+                bytes=weights,
+                source=f"checkpoint by component + rotary table, / tp, this stage's layers and tables; {where}"
+                if ", stage " in where
+                else f"checkpoint by component + rotary table, / (tp · pp); {where}",
             ),
             BudgetTerm(
                 name=ACTIVATION_PEAK,
@@ -447,7 +521,7 @@ def vllm_startup(
     pp: int = 1,
     cp: int = 1,
     flashinfer_sampler: bool | None = None,
-    kv_cache_memory_bytes: float | None = None,
+    kv_cache_memory_bytes: float | Sequence[float] | None = None,
 ) -> VllmStartup:
     """vLLM's start-up on `gpu` from the GPU, model and flags alone: M · u − W − A − N − G, then the blocks.
 
@@ -463,7 +537,15 @@ def vllm_startup(
     the sampler is FlashInfer's (the log prints "Using FlashInfer for top-p & top-k sampling"); None
     takes the release's default (``VllmRelease.flashinfer_sampler``: on from 0.21.0 on Ampere and newer).
     `kv_cache_memory_bytes` gives the pool itself, as vLLM's ``--kv-cache-memory`` does (0.10.2 on:
-    no profiling, u ignored) and as a logged "Available KV cache memory" does: only the blocks follow.
+    no profiling, u ignored) and as a logged "Available KV cache memory" does: only the blocks follow;
+    a sequence gives each pipeline stage its own pool, as a log prints one per stage.
+
+    With pipeline parallelism every stage is budgeted apart (its layers from
+    :func:`kvcore.vllm_pool.pp_partition` by release, its weights from :func:`loaded_weights_bytes`
+    with its stage, the sampler only on the last) and cut into its own blocks; the server keeps the
+    fewest (vllm/v1/core/kv_cache_utils.py ``unify_kv_cache_configs``; V0's executor takes the
+    minimum of the workers' ``determine_num_available_blocks``): ``log`` is that stage's,
+    ``stages`` every stage's.
     """
     release = vllm_release(
         version,
@@ -482,27 +564,34 @@ def vllm_startup(
     blocks = int(block_size or vllm_block_size(model, gpu=gpu, release=release))
     kv_format = kv_cache_format(kv_dtype)
     kv_bytes = 2.0 if kv_format == "auto" else bytes_per_value(kv_format)
-    weights = loaded_weights_bytes(model, weights_dtype=weights_dtype, tp=tp, pp=pp)
-    activation = profile_activation_bytes(
-        model,
-        release=release,
-        max_num_batched_tokens=tokens,
-        max_num_seqs=seqs,
-        tp=tp,
-        flashinfer_sampler=release.flashinfer_sampler if flashinfer_sampler is None else flashinfer_sampler,
-    )
+    partition = pp_partition(model.num_hidden_layers, pp, remainder_on_last=release.pp_remainder_on_last)
+    given = _given_pools(kv_cache_memory_bytes, stages=len(partition))
     non_torch = estimated_non_torch_bytes(release, gpu=gpu, tp=tp, pp=pp)
-    graphs = (
-        cuda_graph_bytes(model, release=release, max_num_seqs=seqs, max_num_batched_tokens=tokens, pp=pp)
-        if release.cuda_graphs_subtracted
-        else 0.0
-    )
     where = f"vLLM {release.label} ({release.era})"
-    if kv_cache_memory_bytes is not None:
-        pool = float(checks.positive("KV pool", kv_cache_memory_bytes, allow_zero=True))
-        budget = memory_budget(memory_bytes=max(pool, 1.0), utilization=1.0, terms=[])
-    else:
-        budget = _startup_budget(
+
+    def stage_budget(stage: int) -> MemoryBudget:
+        if given is not None:
+            return memory_budget(memory_bytes=max(given[stage], 1.0), utilization=1.0, terms=[])
+        weights = loaded_weights_bytes(
+            model, weights_dtype=weights_dtype, tp=tp, pp=pp, stage=stage if pp > 1 else None, partition=partition
+        )
+        activation = profile_activation_bytes(
+            model,
+            release=release,
+            max_num_batched_tokens=tokens,
+            max_num_seqs=seqs,
+            tp=tp,
+            flashinfer_sampler=release.flashinfer_sampler if flashinfer_sampler is None else flashinfer_sampler,
+            last_stage=stage == len(partition) - 1,
+        )
+        graphs = (
+            cuda_graph_bytes(
+                model, release=release, max_num_seqs=seqs, max_num_batched_tokens=tokens, layers=partition[stage]
+            )
+            if release.cuda_graphs_subtracted
+            else 0.0
+        )
+        return _startup_budget(
             gpu,
             utilization=utilization,
             weights=weights,
@@ -511,10 +600,12 @@ def vllm_startup(
             graphs=graphs,
             tokens=tokens,
             seqs=seqs,
-            where=where,
+            where=where if pp == 1 else f"{where}, stage {stage + 1} of {pp}",
             release=release,
             enforce_eager=enforce_eager,
         )
+
+    budget = stage_budget(0)
     kinds = {layer.kind for layer in model.layers}
     if "sliding" in kinds and (release.engine == "V0" or (release.version < (0, 9, 0) and len(kinds) > 1)):
         # V0 never shrinks a sliding layer's blocks (vllm/worker/cache_engine.py; its concurrency is
@@ -528,6 +619,7 @@ def vllm_startup(
     # single-kind arithmetic below.
     grouped = release.engine == "V1" and pp == 1 and cp == 1 and len(kinds - {"mla"}) > 1
     grouped = grouped and (linear or ("linear" not in kinds and release.version >= (0, 9, 0)))
+    stages: tuple[PoolLog, ...] = ()
     if grouped:
         if linear:  # the attention block grows until its page holds a whole linear-attention state
             blocks = int(block_size or hybrid_block_size(model, bytes_per_value=kv_bytes, tp=tp))
@@ -541,17 +633,22 @@ def vllm_startup(
             chunk_tokens=tokens * release.in_flight_batches,
         )
     else:
-        log = pool_log_for(
-            model,
-            budget=budget,
-            max_model_len=length,
-            max_num_batched_tokens=tokens * release.in_flight_batches,
-            block_size=blocks,
-            bytes_per_value=kv_bytes,
-            tp=tp,
-            pp=pp,
-            cp=cp,
+        stages = tuple(
+            pool_log_for(
+                model,
+                budget=budget if stage == 0 else stage_budget(stage),
+                max_model_len=length,
+                max_num_batched_tokens=tokens * release.in_flight_batches,
+                block_size=blocks,
+                bytes_per_value=kv_bytes,
+                tp=tp,
+                pp=pp,
+                cp=cp,
+                layers=layers,
+            )
+            for stage, layers in enumerate(partition)
         )
+        log = min(stages, key=lambda stage_log: stage_log.num_blocks)
     return VllmStartup(
         release=release,
         log=log,
@@ -560,7 +657,22 @@ def vllm_startup(
         block_size=blocks,
         entry=entry,
         enforce_eager=enforce_eager,
+        stages=stages if pp > 1 else (),
+        stage_layers=partition if pp > 1 and stages else (),
     )
+
+
+def _given_pools(pools: float | Sequence[float] | None, *, stages: int) -> tuple[float, ...] | None:
+    """The pools handed in (``--kv-cache-memory`` or a log's), one per pipeline stage [bytes]."""
+    if pools is None:
+        return None
+    values = [pools] * stages if isinstance(pools, (int, float)) else list(pools)
+    if len(values) != stages:
+        raise KvError(
+            "above_maximum", f"KV pools must be one per pipeline stage ({stages}), got {len(values)}",
+            name="KV pools", maximum=stages, value=len(values),
+        )  # fmt: skip
+    return tuple(float(checks.positive("KV pool", value, allow_zero=True)) for value in values)
 
 
 #: V0's CPU swap space (``--swap-space``, 4 GiB by default): it sets the "# CPU blocks" count only.

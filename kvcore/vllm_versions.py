@@ -160,6 +160,15 @@ class VllmRelease:
         """The release as written: "0.6.4"."""
         return ".".join(str(part) for part in self.version)
 
+    @property
+    def pp_remainder_on_last(self) -> bool:
+        """Whether the last pipeline stage takes the layers that do not divide evenly (before 0.8.0).
+
+        vllm/distributed/utils.py ``get_pp_indices``: 0.7.3 gives the last stage L mod pp more; 0.8.0
+        on gives them one each to the stages before the last (:func:`kvcore.vllm_pool.pp_partition`).
+        """
+        return self.version < (0, 8, 0)
+
     def describe(self) -> dict[str, object]:
         """Every rule as a plain dict (the CLI's JSON)."""
         return {
@@ -172,6 +181,7 @@ class VllmRelease:
             "cuda_graphs_subtracted": self.cuda_graphs_subtracted,
             "printed_tokens": self.printed_tokens,
             "null_block_in_fit": self.null_block_in_fit,
+            "pp_remainder_on_last": self.pp_remainder_on_last,
         }
 
 

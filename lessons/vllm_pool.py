@@ -95,7 +95,7 @@ with controls:
             key="vp_block_size",
             options=BLOCK_SIZES,
             default="auto",
-            format_func=lambda option: t("vllm_pool.block_auto") if option == "auto" else option,
+            labels={"auto": "vllm_pool.block_auto"},
         )
         kv_dtype = lesson.choice(t("vllm_pool.kv_dtype"), key="vp_kv_dtype", options=KV_DTYPES, default="bf16")
         tp = lesson.select_slider(
@@ -329,7 +329,20 @@ else:
     )
     if tp > model.num_key_value_heads:
         st.caption(t("vllm_pool.tp_replicated", copies=tp // max(model.num_key_value_heads, 1)))
-st.markdown(t("vllm_pool.pp_text", pp=pp, layers=model.num_hidden_layers, per_stage=layers_per_stage))
+if startup.stages:  # each stage budgeted apart; the fewest blocks win (kvcore.vllm_startup.vllm_startup)
+    st.markdown(
+        t(
+            "vllm_pool.pp_stages_text",
+            pp=pp,
+            release=release.label,
+            layers=model.num_hidden_layers,
+            partition=" + ".join(str(layers) for layers in startup.stage_layers),
+            stage=startup.tightest_stage + 1,
+            blocks=ui.num(format_tokens(log.num_blocks)),
+        )
+    )
+else:
+    st.markdown(t("vllm_pool.pp_text", pp=pp, layers=model.num_hidden_layers, per_stage=layers_per_stage))
 st.markdown(
     t(
         "vllm_pool.cp_text",

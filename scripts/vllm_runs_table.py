@@ -56,10 +56,12 @@ def _row(c: kvcore.StartupComparison) -> str:
     run = c.run
     gpu = run.header.get("gpu", "").split("(")[0].strip()
     logged = "—" if c.logged_pool_bytes is None else f"{c.logged_pool_bytes / GiB:.2f}"
+    if c.estimate.stages and c.logged_pool_bytes is not None:
+        logged += f" (stage {c.stage + 1} of {len(c.estimate.stages)})"
     verdict = "starts" if c.estimate.fits else "refuses"
     return (
         f"| `{run.name}` | {run.release} ({c.estimate.release.era}) | {run.model_id} | {gpu} "
-        f"| {logged} | {c.estimate.log.kv_pool_bytes / GiB:.2f} | {100 * c.relative_error:+.1f} % "
+        f"| {logged} | {c.estimated_pool_bytes / GiB:.2f} | {100 * c.relative_error:+.1f} % "
         f"| {'yes' if c.within_tolerance else 'no'} | {verdict} ({'right' if c.verdict_right else 'WRONG'}) |"
     )
 

@@ -219,3 +219,18 @@ def test_the_page_takes_any_model_and_gpu_in_both_languages(app, lang, model, gp
 def test_the_portuguese_page_uses_a_decimal_comma(app):
     open_page(app, lang="pt")
     assert "," in metric(app, "vllm_pool.metric_pool", lang="pt")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_pipeline_stages_are_named_with_their_layers_and_the_stage_that_sets_the_blocks(app, models, gpus, lang):
+    # Llama 3.1 8B has 32 layers: PP 4 cuts them 8 + 8 + 8 + 8; the first stage also holds the embedding and the
+    # last the LM head and the sampler, so the stages' pools differ and the server keeps the fewest blocks.
+    open_page(app, lang=lang, vp_pp="4")
+    start = expected(models, gpus, pp=4)
+    assert start.stage_layers == (8, 8, 8, 8)
+    blocks = format_tokens(min(stage.num_blocks for stage in start.stages))
+    shown = metric(app, "vllm_pool.metric_blocks", lang)
+    assert shown == (blocks.replace(",", ".") if lang == "pt" else blocks)
+    text = "\n".join(block.value for block in app.markdown)
+    assert "8 + 8 + 8 + 8" in text
+    assert f"**{start.tightest_stage + 1}**" in text

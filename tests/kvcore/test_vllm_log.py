@@ -17,6 +17,7 @@ from kvcore.vllm_log import (
     blocks_from_tokens,
     log_flags,
     parse_vllm_log,
+    pipeline_from_ranks,
     read_log_header,
     read_vllm_flags,
     reconcile,
@@ -419,8 +420,6 @@ def test_no_real_log_is_flagged_against_the_model_it_ran(models, path):
     model_id = header.get("model", "").split(" ")[0]
     if model_id not in models or "nomla" in path.stem:  # PR 10927 ran DeepSeek-V2-Lite with MLA switched off
         return
-    if "pipeline parallelism" in header.get("excluded", ""):  # one pool per stage: not read yet (issue 13's note)
-        return
     result = reconcile(parse_vllm_log(text), models[model_id])
     assert result.model_mismatch is None, (path.stem, result.check("bytes_per_token"))
 
@@ -551,3 +550,39 @@ def test_flags_come_from_the_log_lines_and_else_the_command_line():
     flags = log_flags(log, text)
     assert (flags.max_model_len, flags.max_num_seqs, flags.max_num_batched_tokens) == (16384, 64, 4096)
     assert (flags.gpu_memory_utilization, flags.enforce_eager, flags.tensor_parallel_size) == (0.8, True, 2)
+
+
+# --- Pipeline parallelism: one pool per stage (vLLM PR #20665, DeepSeek-V2-Lite, TP 2 × PP 2 on 4 × L4) ----
+
+
+PP_LOG = "vllm_pr20665_deepseek_v2_lite_4xl4_tp2_pp2"
+
+
+def test_each_workers_pool_is_read_with_its_rank_and_grouped_into_stages():
+    log = parse_vllm_log(excerpt(PP_LOG))
+    # "(VllmWorker rank=0 …) Available KV cache memory: 12.13 GiB" on ranks 0-1, 11.33 GiB on ranks 2-3.
+    assert log.rank_kv_pools_bytes == ((0, 12.13 * GiB), (1, 12.13 * GiB), (2, 11.33 * GiB), (3, 11.33 * GiB))
+    assert log.stage_kv_pools_bytes(2) == (12.13 * GiB, 11.33 * GiB)
+    assert log.stage_kv_pools_bytes(4) == ()  # one stage of four ranks: no stages to tell apart
+    assert pipeline_from_ranks(log) == (2, 2)
+
+
+def test_ranks_that_print_one_pool_are_not_taken_for_stages():
+    lines = "\n".join(f"(VllmWorker rank={rank} pid=1) INFO Available KV cache memory: 5.00 GiB" for rank in range(4))
+    log = parse_vllm_log(lines)
+    assert pipeline_from_ranks(log) is None
+    assert log.stage_kv_pools_bytes(1) == (5 * GiB,) * 4  # asked for tp 1, four ranks are four stages
+    assert pipeline_from_ranks(parse_vllm_log(lines.replace("rank=3", "rank=5"))) is None
+
+
+def test_a_pipeline_log_is_checked_on_the_stage_whose_blocks_the_server_kept(models):
+    # 807,792 tokens = 12.13 GiB / (14 layers × 1,152 B): the first stage, 14 of the 27 layers.
+    result = reconcile(parse_vllm_log(excerpt(PP_LOG)), models["deepseek-v2-lite"])
+    assert (result.tp, result.pp, result.stage) == (2, 2, 0)
+    assert result.bytes_per_token == 14 * 576 * 2
+    assert result.model_mismatch is None
+    assert [result.check(kind).status for kind in ("gpu_kv_cache_tokens", "bytes_per_token", "max_concurrency")] == [
+        "agree"
+    ] * 3
+    # Read as one GPU holding all 27 layers, the same lines cannot be this model.
+    assert reconcile(parse_vllm_log(excerpt(PP_LOG)), models["deepseek-v2-lite"], pp=1).model_mismatch is not None

@@ -12,6 +12,7 @@ from kvcore.vllm_pool import (
     pool_curve,
     pool_log,
     pool_tokens_curve,
+    pp_partition,
     stage_bytes_per_token,
     stage_layers,
     startup_log_lines,
@@ -126,6 +127,25 @@ def test_the_fullest_pipeline_stage_sets_the_count():
     assert stage_layers(61, 4) == 16
     with pytest.raises(ValueError):
         stage_layers(2, 4)
+
+
+@pytest.mark.parametrize(
+    ("layers", "pp", "current", "before_0_8"),
+    [
+        (27, 2, (14, 13), (13, 14)),  # DeepSeek-V2-Lite: vLLM PR #20665's log, 14 layers on ranks 0-1
+        (61, 4, (15, 15, 16, 15), (15, 15, 15, 16)),  # DeepSeek-V3: the one left over on the third stage
+        (62, 4, (15, 16, 16, 15), (15, 15, 15, 17)),  # two left over: the middle stages (get_pp_indices)
+        (80, 4, (20, 20, 20, 20), (20, 20, 20, 20)),
+        (7, 7, (1,) * 7, (1,) * 7),
+    ],
+)
+def test_pipeline_stages_are_cut_as_vllms_get_pp_indices_cuts_them(layers, pp, current, before_0_8):
+    # vllm/distributed/utils.py get_pp_indices: 0.8.0 on, the layers left over go to the stages before the
+    # last, from the second-to-last backwards; 0.7.3 and before, all to the last stage.
+    assert pp_partition(layers, pp) == current
+    assert pp_partition(layers, pp, remainder_on_last=True) == before_0_8
+    assert sum(current) == sum(before_0_8) == layers
+    assert stage_layers(layers, pp) == max(current)
 
 
 def test_context_parallelism_multiplies_the_tokens_and_divides_the_request(models):

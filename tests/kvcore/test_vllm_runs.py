@@ -30,6 +30,10 @@ def gpus():
     return kvcore.load_gpus()
 
 
+def models_by_id():
+    return kvcore.load_models()
+
+
 REQUIRED_HEADER = ("source", "vllm", "vllm-evidence", "model", "weights", "gpu", "flags", "entry", "outcome")
 
 
@@ -60,7 +64,10 @@ def test_the_logs_span_the_three_eras_and_the_architectures(comparisons):
     models = {c.run.model_id for c in comparisons}
     assert {"gpt-oss-120b", "qwen3-next-80b-a3b", "llama-3.1-8b"} <= models  # MoE + sliding, hybrid, dense GQA
     assert any(c.run.flags.tensor_parallel_size > 1 for c in comparisons)
+    assert any(c.run.flags.pipeline_parallel_size > 1 for c in comparisons)
     assert any(c.run.refused for c in comparisons)
+    mla = [c for c in comparisons if models_by_id()[c.run.model_id].attention_type == "MLA"]
+    assert any(c.within_tolerance for c in mla)
 
 
 def test_at_least_80_percent_are_within_5_percent_or_a_third_of_a_gib(comparisons):
@@ -143,3 +150,58 @@ def test_a_hybrid_models_groups_and_block_size_reproduce_vllms_line_exactly(mode
     )
     assert (start.log.num_blocks, start.printed_tokens) == (7162, 973_760)
     assert round(start.log.max_concurrency, 2) == 14.77
+
+
+# --- Pipeline parallelism: every stage budgeted apart (vLLM PR #20665: DeepSeek-V2-Lite, 4 × L4, TP 2 × PP 2) ----
+
+
+def test_each_pipeline_stage_is_budgeted_with_its_own_layers_tables_and_sampler(models, gpus):
+    model = models["deepseek-v2-lite"]
+    start = kvcore.vllm_startup(model, gpus["l4"], version="0.9.2", max_model_len=1024, enforce_eager=True, tp=2, pp=2)
+    first, last = start.stages
+    # 14 and 13 layers of 576 latent values, whole on each TP rank.
+    assert (first.bytes_per_token, last.bytes_per_token) == (14 * 1152, 13 * 1152)
+    # Only the last stage samples: its profiling peak holds max_num_seqs × vocabulary logits.
+    assert last.budget.term_bytes("activation_peak") > 5 * first.budget.term_bytes("activation_peak")
+    assert first.budget.term_bytes("activation_peak") == pytest.approx(
+        kvcore.profile_activation_bytes(
+            model, release=start.release, max_num_batched_tokens=2048, max_num_seqs=256, tp=2, last_stage=False
+        )
+    )
+    # The log: ranks 0-1 print 12.13 GiB, ranks 2-3 11.33 GiB; the server keeps the first stage's blocks.
+    assert first.kv_pool_bytes / GiB == pytest.approx(12.13, rel=0.05)
+    assert last.kv_pool_bytes / GiB == pytest.approx(11.33, rel=0.05)
+    assert start.tightest_stage == 0 and start.log is first
+    assert start.printed_tokens == first.num_blocks * 16
+    # Handed the two printed pools, the blocks are the log's 807,792 tokens (12.13 is rounded to 0.01 GiB).
+    replayed = kvcore.vllm_startup(
+        model, gpus["l4"], version="0.9.2", max_model_len=1024, enforce_eager=True, tp=2, pp=2,
+        kv_cache_memory_bytes=[12.13 * GiB, 11.33 * GiB],
+    )  # fmt: skip
+    assert replayed.tightest_stage == 0
+    assert replayed.printed_tokens == pytest.approx(807_792, abs=0.005 * GiB / (14 * 1152) + 16)
+
+
+def test_stage_weights_add_up_to_the_model_plus_the_tables_and_rotary_each_stage_builds(models):
+    for name, pp in (("deepseek-v2-lite", 2), ("llama-3.1-70b", 4), ("qwen2.5-0.5b", 3)):
+        model = models[name]
+        whole = kvcore.loaded_weights_bytes(model, tp=2)
+        stages = [kvcore.loaded_weights_bytes(model, tp=2, pp=pp, stage=stage) for stage in range(pp)]
+        table = kvcore.checkpoint_weights(model, tp=2).embeddings_bytes / (1 if model.tie_word_embeddings else 2)
+        # Every stage builds its own rotary table; a tied model's last stage builds its own copy of the embedding.
+        extra = (pp - 1) * kvcore.rotary_cache_bytes(model) + (table if model.tie_word_embeddings else 0.0)
+        assert sum(stages) == pytest.approx(whole + extra), name
+        assert kvcore.loaded_weights_bytes(model, tp=2, pp=1, stage=0) == whole
+    with pytest.raises(kvcore.KvError) as error:
+        kvcore.loaded_weights_bytes(models["llama-3.1-8b"], pp=2, stage=2)
+    assert error.value.code == "above_maximum"
+
+
+def test_before_0_8_the_last_stage_takes_the_layers_left_over(models, gpus):
+    model = models["llama-3.1-70b"]  # 80 layers over 3 stages: 27, 27, 26 from 0.8.0; 26, 26, 28 before
+    new = kvcore.vllm_startup(model, gpus["a100-80gb"], version="0.9.2", max_model_len=8192, tp=2, pp=3)
+    old = kvcore.vllm_startup(model, gpus["a100-80gb"], version="0.6.4.post1", max_model_len=8192, tp=2, pp=3)
+    per_layer = 2 * 4 * 128 * 2  # K and V, 8 KV heads over TP 2, head 128, 2 bytes
+    assert [stage.bytes_per_token for stage in new.stages] == [27 * per_layer, 27 * per_layer, 26 * per_layer]
+    assert [stage.bytes_per_token for stage in old.stages] == [26 * per_layer, 26 * per_layer, 28 * per_layer]
+    assert old.tightest_stage == 2
