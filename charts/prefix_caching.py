@@ -94,8 +94,12 @@ def cost_figure(
     cache_read_multiplier: float,
     labels: Mapping[str, str],
     separators: str = ".,",
+    min_cacheable_tokens: int = 0,
 ) -> go.Figure:
-    """Input cost of B requests against the interval between them: cheap reads until the TTL, then writes again."""
+    """Input cost of B requests against the interval between them: cheap reads until the TTL, then writes again.
+
+    A prefix shorter than `min_cacheable_tokens` is never cached: the two lines coincide.
+    """
     interval = interval_axis(interval_s, ttl_s)
     common = {
         "prefix_tokens": prefix_tokens,
@@ -105,6 +109,7 @@ def cost_figure(
         "ttl_s": ttl_s,
         "cache_write_multiplier": cache_write_multiplier,
         "cache_read_multiplier": cache_read_multiplier,
+        "min_cacheable_tokens": min_cacheable_tokens,
     }
     cost = prompt_cache_cost(interval_s=interval, **common)
     current = prompt_cache_cost(interval_s=interval_s, **common)

@@ -14,9 +14,12 @@ it is not full"), so requests sharing a P-token prefix share floor(P / block_siz
 blocks, and the prefix's partial last block is stored once per request.
 
 Provider prompt caching (Anthropic, OpenAI) bills the same idea: a byte-identical
-prefix read from the cache costs a fraction of the input price (about 10 %), a
-write costs the normal price or more (Anthropic: 1.25× for its 5-minute cache),
-and an entry unused for the TTL (minutes) expires, so the next request writes again.
+prefix read from the cache costs a fraction of the input price (Anthropic 0.1×;
+OpenAI 0.5×, 0.25× or 0.1× by model), a write costs the normal price (OpenAI) or
+more (Anthropic: 1.25× for its 5-minute cache, 2× for 1 hour), a prefix shorter
+than the provider's minimum is never cached (1,024 tokens at OpenAI; 1,024 to
+4,096 by model at Anthropic), and an entry unused for the TTL (minutes) expires,
+so the next request writes again.
 
 Lengths are token counts per request (numpy arrays, one entry per request);
 all arithmetic is vectorised over requests.
@@ -36,6 +39,7 @@ from .model import ModelSpec
 from .timing import prefill_flops, prefill_time_s
 
 __all__ = [
+    "PROVIDER_MIN_CACHEABLE_TOKENS",
     "SCHEMES",
     "AllocationReport",
     "BlockMap",
@@ -476,6 +480,12 @@ class PromptCacheCost:
         return self.saved_usd / self.cost_without_usd
 
 
+#: The shortest prompt a provider caches [tokens]: OpenAI caches prompts of 1,024 tokens or more
+#: (platform.openai.com prompt-caching guide, "How it works"); Anthropic's minimum per cached block is
+#: 1,024 tokens on most models and 2,048 or 4,096 on some (docs.anthropic.com, prompt caching, "Cache limitations").
+PROVIDER_MIN_CACHEABLE_TOKENS = 1024
+
+
 def prompt_cache_cost(
     *,
     prefix_tokens: ArrayLike,
@@ -486,6 +496,7 @@ def prompt_cache_cost(
     ttl_s: ArrayLike = 300.0,
     cache_write_multiplier: ArrayLike = 1.0,
     cache_read_multiplier: ArrayLike = 0.10,
+    min_cacheable_tokens: ArrayLike = 0,
 ) -> PromptCacheCost:
     """What B requests, one every `interval_s`, pay for their input with and without prompt caching.
 
@@ -495,8 +506,9 @@ def prompt_cache_cost(
     refreshes the TTL (Anthropic's prompt-caching docs), so with a steady interval
     either every later request reads or none does. Defaults follow seed 002: write
     at the normal price (w = 1), read at ~10 % (r = 0.1), TTL ~5 min. Anthropic bills
-    5-minute writes at w = 1.25 (1-hour writes at 2); providers also set a minimum
-    cacheable prefix (1,024 tokens for most models), not modelled here.
+    5-minute writes at w = 1.25 (1-hour writes at 2). A prefix shorter than
+    `min_cacheable_tokens` (the provider's minimum, ``PROVIDER_MIN_CACHEABLE_TOKENS``) is
+    never cached: no writes, no reads, every request pays the whole prefix (with = without).
     Seed 002, prefix only: 1 + 99 · 0.1 = 10.9 prefix-prices instead of 100.
     """
     b = np.asarray(checks.positive("requests", requests), dtype=float)
@@ -508,10 +520,16 @@ def prompt_cache_cost(
     prefix = np.asarray(checks.positive("prefix tokens", prefix_tokens, allow_zero=True), dtype=float)
     suffix = np.asarray(checks.positive("suffix tokens", suffix_tokens, allow_zero=True), dtype=float)
     per_token = np.asarray(input_usd_per_mtok, dtype=float) / 1e6
+    minimum = np.asarray(checks.positive("minimum cacheable prefix", min_cacheable_tokens, allow_zero=True))
     expired = np.asarray(interval_s, dtype=float) > np.asarray(ttl_s, dtype=float)
-    writes = 1.0 + (b - 1.0) * expired
-    reads = b - writes
-    prefix_cost = prefix * per_token * (writes * cache_write_multiplier + reads * cache_read_multiplier)
+    cacheable = prefix >= minimum
+    writes = np.where(cacheable, 1.0 + (b - 1.0) * expired, 0.0)
+    reads = np.where(cacheable, b - writes, 0.0)
+    prefix_cost = np.where(
+        cacheable,
+        prefix * per_token * (writes * cache_write_multiplier + reads * cache_read_multiplier),
+        b * prefix * per_token,
+    )
     return PromptCacheCost(
         cache_writes=writes,
         cache_reads=reads,

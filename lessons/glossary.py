@@ -26,7 +26,7 @@ query = st.text_input(
 )
 query = (query or "").strip()
 
-terms = [term for term in glossary.ordered_terms(asked) if not query or glossary.matches(term, query)]
+terms = glossary.search(glossary.ordered_terms(asked), query) if query else glossary.ordered_terms(asked)
 if asked is not None and terms and terms[0].id == asked:
     st.caption(t("glossary.showing", term=t(TERMS[asked].name)))
 st.caption(t("glossary.count", shown=len(terms), total=len(TERMS)))

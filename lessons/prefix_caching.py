@@ -12,7 +12,13 @@ from charts.formatting import number, percent
 from charts.prefix_caching import cost_figure, prefix_memory_figure
 from course import seeds
 from course.scenarios import PREFIX_CACHING_SEED_002
-from kvcore.paging import cached_prefix_tokens, prefix_memory, prefix_prefill, prompt_cache_cost
+from kvcore.paging import (
+    PROVIDER_MIN_CACHEABLE_TOKENS,
+    cached_prefix_tokens,
+    prefix_memory,
+    prefix_prefill,
+    prompt_cache_cost,
+)
 from kvcore.units import format_flop, format_seconds, format_tokens
 from ui import glossary, lesson, t
 from ui.formula import latex_number
@@ -20,6 +26,8 @@ from ui.formula import latex_number
 lesson.rerun_alone(__file__)
 
 BLOCK_SIZES = (8, 16, 32, 64, 128)
+#: Providers' minimum cacheable prompt (tokens): none, then the minimums OpenAI and Anthropic's models use.
+MIN_CACHEABLE_TOKENS = (0, 512, 1024, 2048, 4096)
 #: Seed 002: 100 requests share a 2,000-token system prompt (course.seeds); as the widgets' values, their
 #: defaults (course.scenarios).
 SCENARIO = seeds.SEED_002_PREFIX
@@ -104,6 +112,13 @@ with controls:
             step=30,
             help=t("prefix_caching.ttl_help"),
         )
+        min_cacheable = lesson.select_slider(
+            t("prefix_caching.min_cacheable"),
+            key="pc_min_cacheable",
+            options=MIN_CACHEABLE_TOKENS,
+            value=PROVIDER_MIN_CACHEABLE_TOKENS,
+            help=t("prefix_caching.min_cacheable_help"),
+        )
         interval_s = lesson.slider(
             t("prefix_caching.interval"),
             key="pc_interval",
@@ -128,6 +143,7 @@ try:
         ttl_s=ttl_s,
         cache_write_multiplier=write_multiplier,
         cache_read_multiplier=read_multiplier,
+        min_cacheable_tokens=min_cacheable,
         **common,
     )
 except ValueError as error:
@@ -250,6 +266,7 @@ lesson.chart(
         ttl_s=ttl_s,
         cache_write_multiplier=write_multiplier,
         cache_read_multiplier=read_multiplier,
+        min_cacheable_tokens=min_cacheable,
         separators=ui.separators(),
         labels={
             "title": t("prefix_caching.cost_title"),
@@ -272,16 +289,25 @@ lesson.chart(
     key="pc_cost_chart",
 )
 expired = interval_s > ttl_s
-st.markdown(
-    t(
-        "prefix_caching.cost_expired" if expired else "prefix_caching.cost_fresh",
-        interval=interval_s,
-        ttl=ttl_s,
-        writes=ui.num(format_tokens(float(cost.cache_writes))),
-        reads=ui.num(format_tokens(float(cost.cache_reads))),
-        saved=usd(float(cost.saved_usd)),
+if prefix_tokens < min_cacheable:  # no provider caches a prefix this short: nothing is written or read
+    st.markdown(
+        t(
+            "prefix_caching.cost_too_short",
+            prefix=ui.num(format_tokens(prefix_tokens)),
+            minimum=ui.num(format_tokens(min_cacheable)),
+        )
     )
-)
+else:
+    st.markdown(
+        t(
+            "prefix_caching.cost_expired" if expired else "prefix_caching.cost_fresh",
+            interval=interval_s,
+            ttl=ttl_s,
+            writes=ui.num(format_tokens(float(cost.cache_writes))),
+            reads=ui.num(format_tokens(float(cost.cache_reads))),
+            saved=usd(float(cost.saved_usd)),
+        )
+    )
 st.caption(t("prefix_caching.price_note"))
 
 glossary.terms_used("prefix_caching")

@@ -73,10 +73,54 @@ def folded(text: str) -> str:
     return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
 
 
+#: Endings a search word may differ by ("paginada" finds "páginas", "cache" finds "caching"), folded, longest first.
+_ENDINGS = ("coes", "cao", "ing", "ada", "ado", "as", "os", "es", "ed", "s", "a", "o", "e")
+
+
+def _stem(word: str) -> str:
+    """The word without one common pt/en ending, keeping at least four letters ('paginada' → 'pagin')."""
+    for ending in _ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 4:
+            return word[: -len(ending)]
+    return word
+
+
+def _found(word: str, text: str) -> bool:
+    """The folded query word is in the folded text, or its stem starts one of the text's words."""
+    if word in text:
+        return True
+    stem = _stem(word)
+    return stem != word and any(other.startswith(stem) for other in text.split())
+
+
+def match_score(term: Term, query: str) -> int:
+    """How well the query names the term: 3 its name, 2 its name and id, 1 also its definition, 0 no match.
+
+    Every word of the query must be found (accents, case and a common ending ignored); the score is the
+    narrowest place that holds them all, so "prompt cache" puts "Prompt caching" before the terms whose
+    definitions merely mention a prompt and a cache.
+    """
+    words = folded(query).split()
+    if not words:
+        return 0
+    name = folded(t(term.name)).replace("-", " ")
+    named = f"{name} {term.id.replace('_', ' ')}"
+    places = (name, named, f"{named} {folded(t(term.definition, **facts_of(term)))}")
+    for score, text in zip((3, 2, 1), places, strict=True):
+        if all(_found(word, text) for word in words):
+            return score
+    return 0
+
+
 def matches(term: Term, query: str) -> bool:
-    """True if every word of the query is in the term's id, name or definition (accents and case ignored)."""
-    haystack = folded(" ".join((term.id.replace("_", " "), t(term.name), t(term.definition, **facts_of(term)))))
-    return all(word in haystack for word in folded(query).split())
+    """True if every word of the query is in the term's id, name or definition (:func:`match_score`)."""
+    return match_score(term, query) > 0
+
+
+def search(terms: list[Term], query: str) -> list[Term]:
+    """The terms that match, best first (:func:`match_score`), keeping the given order among equals."""
+    scored = [(match_score(term, query), index, term) for index, term in enumerate(terms)]
+    return [term for score, _, term in sorted(scored, key=lambda item: (-item[0], item[1])) if score]
 
 
 def asked_term() -> str | None:

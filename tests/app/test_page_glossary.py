@@ -178,3 +178,19 @@ def test_the_lessons_links_keep_the_course(app):
     # The line under the lesson links to its quiz and keeps the course (the course bar links to its next step).
     quizzes = [parse_qs(link.proto.query_string) for link in app.page_link if link.proto.page == "quiz"]
     assert {course.QUIZ_KEY: ["memory"], course.ID_KEY: ["first_class"], course.STEP_KEY: ["2"]} in quizzes
+
+
+def test_a_word_with_another_ending_still_finds_its_term(app):
+    # "paginada" (as in «atenção paginada») is in no text as such; the definition says «páginas».
+    open_glossary(app, "pt")
+    app.text_input(key=SEARCH_KEY).input("paginada").run()
+    assert translate("pt", "glossary.paged_attention") in shown_terms(app)
+
+
+@pytest.mark.parametrize("lang", ["pt", "en"])
+def test_a_term_named_by_the_search_comes_first(app, lang):
+    open_glossary(app, lang)
+    app.text_input(key=SEARCH_KEY).input("prompt cache").run()
+    shown = shown_terms(app)
+    assert shown[0] == translate(lang, "glossary.prompt_caching")
+    assert translate(lang, "glossary.context_window") not in shown[:1]

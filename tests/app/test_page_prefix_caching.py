@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import kvcore
-from i18n import LANGUAGES
+from i18n import LANGUAGES, translate
 from kvcore.paging import cached_prefix_tokens, prefix_memory, prompt_cache_cost
 from kvcore.units import format_gib, format_tokens
 from tests.app.helpers import metric, page_opener
@@ -102,3 +102,26 @@ def test_the_page_takes_any_model_in_both_languages(app, lang, model):
     assert not app.exception, [exception.value for exception in app.exception]
     assert not app.error
     assert len(app.get("plotly_chart")) == 2
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_prefix_too_short_for_the_provider_saves_nothing_and_says_why(app, lang):
+    thousands = "1.024" if lang == "pt" else "1,024"
+    said = translate(lang, "prefix_caching.cost_too_short", prefix="12", minimum=thousands)
+    open_page(app, lang=lang, pc_prefix="12")
+    assert not app.exception
+    assert said in [block.value for block in app.markdown]
+    cost = prompt_cache_cost(prefix_tokens=12, suffix_tokens=200, requests=100, interval_s=10, **PRICE)
+    assert float(cost.saved_usd) > 0  # without the provider's minimum, a 12-token prefix would "save" money
+    short = prompt_cache_cost(
+        prefix_tokens=12, suffix_tokens=200, requests=100, interval_s=10, min_cacheable_tokens=1024, **PRICE
+    )
+    assert float(short.saved_usd) == 0
+
+
+def test_without_a_minimum_the_same_short_prefix_is_cached(app):
+    # 0 stands for a server of one's own: vLLM caches any full block.
+    open_page(app, pc_prefix="12", pc_min_cacheable="0")
+    assert app.select_slider(key="pc_min_cacheable").value == 0
+    said = translate("en", "prefix_caching.cost_too_short", prefix="12", minimum="1,024")
+    assert said not in [block.value for block in app.markdown]

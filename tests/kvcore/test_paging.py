@@ -334,3 +334,17 @@ def test_the_suffix_is_billed_at_the_normal_price_either_way():
     cost = paging.prompt_cache_cost(prefix_tokens=1000, suffix_tokens=100, requests=10, input_usd_per_mtok=1.0)
     assert cost.cost_without_usd == pytest.approx(11_000 / 1e6)
     assert cost.cost_with_usd == pytest.approx((1000 * (1 + 9 * 0.1) + 1000) / 1e6)
+
+
+def test_a_prefix_below_the_providers_minimum_is_never_cached():
+    # OpenAI caches prompts of 1,024 tokens or more; a 12-token prefix is billed in full on every request.
+    short = paging.prompt_cache_cost(
+        prefix_tokens=np.array([12.0, 1024.0]),
+        suffix_tokens=0,
+        requests=100,
+        input_usd_per_mtok=500,
+        min_cacheable_tokens=paging.PROVIDER_MIN_CACHEABLE_TOKENS,
+    )
+    assert short.cache_writes.tolist() == [0, 1] and short.cache_reads.tolist() == [0, 99]
+    assert short.cost_with_usd[0] == short.cost_without_usd[0]
+    assert short.saved_usd[0] == 0 and short.saved_usd[1] > 0
