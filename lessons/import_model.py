@@ -9,6 +9,7 @@ Before any config is read, the page shows the sidebar's model.
 """
 
 import dataclasses
+import html
 
 import pandas as pd
 import streamlit as st
@@ -23,7 +24,7 @@ from kvcore import hf_config
 from kvcore.model_code import model_to_code
 from kvcore.units import format_bytes, format_quantity, format_tokens
 from ui import glossary, hub, lesson, t
-from ui.formula import STATE_DTYPE, SYMBOLIC_BY_KIND, formula_terms, result_latex
+from ui.formula import STATE_DTYPE, formula_terms, result_latex
 
 lesson.rerun_alone(__file__)
 
@@ -170,21 +171,23 @@ if text:
 
 if reading is not None:
     model = reading.model
-    family = t("import_model.known" if reading.known else "import_model.unknown", architecture=reading.architecture)
-    st.success(t("import_model.read_ok", origin=ui.shown_param(model.name), family=family))
+    family = t(
+        "import_model.known" if reading.known else "import_model.unknown", architecture=ui.literal(reading.architecture)
+    )
+    st.success(t("import_model.read_ok", origin=ui.literal(model.name), family=family))
     if reading.assumptions:
         st.markdown(t("import_model.assumed_title"))
         for assumption in reading.assumptions:
             sentence = t(
                 ASSUMPTION_TEXTS.get(assumption.code, "import_model.assumed_other"),
                 field=assumption.field,
-                value=assumption.value,
+                value=ui.literal(str(assumption.value)),
             )
             st.markdown(f"- {sentence}")
     else:
         st.caption(t("import_model.assumed_nothing"))
     st.button(
-        t("import_model.use", name=model.name),
+        t("import_model.use", name=ui.literal(model.name)),
         key="im_use",
         type="primary",
         on_click=use_model,
@@ -218,7 +221,7 @@ with results:
     row = st.columns(3)
     row[0].metric(t("import_model.attention"), model.attention_type, help=t("import_model.attention_help"))
     row[1].metric(t("import_model.per_token"), lesson.size(per_token))
-    row[2].metric(t("import_model.per_sequence", tokens=ui.num(format_tokens(context_tokens))), lesson.mem(sequence))
+    row[2].metric(t("import_model.per_sequence", tokens=ui.num(format_tokens(context_tokens))), lesson.size(sequence))
     if model.total_params:
         total = ui.num(format_quantity(model.total_params / 1e9))
         active = ui.num(format_quantity((model.active_params or model.total_params) / 1e9))
@@ -235,7 +238,7 @@ figure = lesson.figure(
     context_tokens=context_tokens,
     bytes_per_value=b,
     labels={
-        "title": t("import_model.chart_title", name=model.name),
+        "title": t("import_model.chart_title", name=html.escape(model.name)),  # Plotly reads tags in titles
         "subtitle": t("import_model.chart_subtitle", dtype=kv_dtype.upper()),
         "x_title": t("import_model.chart_x"),
         "y_title": t("import_model.chart_y", unit=unit),
@@ -254,9 +257,7 @@ st.subheader(t("import_model.layers_title"))
 kinds = ", ".join(f"{t(KIND_NAMES[kind])} × {model.count(kind)}" for kind in kvcore.LAYER_KINDS if model.count(kind))
 st.markdown(t("import_model.layers_text", layers=model.num_hidden_layers, kinds=kinds))
 for term in formula_terms(model, context_tokens=context_tokens, concurrency=1, bytes_per_value=b, lang=ui.language()):
-    lesson.formula(
-        SYMBOLIC_BY_KIND[term.kind], term.substituted + result_latex(term.kv_bytes, ui.language(), decimal=unit == "GB")
-    )
+    lesson.formula(term.symbolic, term.substituted + result_latex(term.kv_bytes, ui.language(), decimal=unit == "GB"))
 if model.count("linear"):
     st.caption(t("import_model.linear_state", dtype=STATE_DTYPE.upper()))
 
@@ -270,14 +271,14 @@ if wrong:
             {
                 t("import_model.col_reading"): names[name],
                 t("import_model.col_per_token"): lesson.size(kvcore.kv_bytes_per_token(spec, bytes_per_value=b)),
-                t("import_model.col_per_sequence"): lesson.mem(wrong_sequence),
+                t("import_model.col_per_sequence"): lesson.size(wrong_sequence),
                 t("import_model.col_ratio"): ui.num(times(wrong_sequence / sequence, decimals=2)) if sequence else "—",
             }
         )
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     st.markdown(t("import_model.mistakes_text"))
 else:
-    st.markdown(t("import_model.no_mistakes", name=model.name))
+    st.markdown(t("import_model.no_mistakes", name=ui.literal(model.name)))
 
 # What a research framework holds is not always what a serving engine holds (tests/proof measures both).
 with st.expander(t("import_model.transformers_title")):
@@ -287,8 +288,8 @@ with st.expander(t("import_model.transformers_title")):
     st.markdown(
         t(
             "import_model.transformers_text",
-            serving=lesson.mem(sequence),
-            transformers=lesson.mem(in_transformers),
+            serving=lesson.size(sequence),
+            transformers=lesson.size(in_transformers),
             version=kvcore.transformers_cache.TRANSFORMERS_VERSION,
         )
     )
@@ -296,7 +297,7 @@ with st.expander(t("import_model.transformers_title")):
         st.markdown(t("import_model.transformers_sliding", window=ui.num(format_tokens(model.sliding_window or 0))))
     if model.count("mla"):
         factor = kvcore.transformers_cache.mla_expansion_factor(model)
-        st.markdown(t("import_model.transformers_mla", name=model.name, factor=ui.num(f"{factor:.0f}")))
+        st.markdown(t("import_model.transformers_mla", name=ui.literal(model.name), factor=ui.num(f"{factor:.0f}")))
     if model.count("linear"):
         st.markdown(t("import_model.transformers_linear"))
     falcon = ui.models()[FALCON_NEW_DECODER]

@@ -280,18 +280,49 @@ def shown_param(value: str) -> str:
     return "".join(c for c in value[:40] if c.isalnum() or c in ".-_ /") or "?"
 
 
+#: Characters that start markup in Streamlit's markdown (CommonMark, HTML, LaTeX's $, ":red[…]" and
+#: ":material/…:" shortcodes); a backslash makes each show as itself (CommonMark escapes any ASCII punctuation).
+_MARKDOWN_PUNCTUATION = frozenset('\\`*_{}[]()<>#+!|~$:&"')
+
+
+def literal(text: str, *, limit: int = 80) -> str:
+    """Text a user typed (a model name, a config's model_type) shown as typed inside markdown: every
+    markup character backslash-escaped, newlines as spaces, at most `limit` characters (then "…").
+
+    ``shown_param`` keeps only plain characters of a URL value; a name keeps every character, so
+    "<b>x</b>" reads "<b>x</b>", not "bx/b".
+    """
+    flat = " ".join(str(text).split())
+    cut = flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return "".join(f"\\{c}" if _starts_markup(cut, index) else c for index, c in enumerate(cut)) or "?"
+
+
+def _starts_markup(text: str, index: int) -> bool:
+    """Whether text[index] could start markup; an underscore inside a word cannot (CommonMark), so
+    'my_new_arch' stays as typed."""
+    c = text[index]
+    if c != "_":
+        return c in _MARKDOWN_PUNCTUATION
+    before = text[index - 1] if index else " "
+    after = text[index + 1] if index + 1 < len(text) else " "
+    return not (before.isalnum() and after.isalnum())
+
+
 def check_url_value(
     key: str,
     *,
     low: float | None = None,
     high: float | None = None,
     options: list[str] | None = None,
+    aliases: Collection[str] = (),
     whole: bool = True,
 ) -> None:
     """Say so, once per session, when ``?key=`` holds a value the widget will not take.
 
     Streamlit drops such a value and uses the widget's default; without this notice
-    the learner would not know the shared link asked for something else.
+    the learner would not know the shared link asked for something else. `aliases`
+    are further values the widget takes without listing them in the notice (the
+    translated labels that older links of ``lesson.choice`` hold).
     """
     raw = st.query_params.get(key)
     seen = st.session_state.setdefault("_checked_url_values", set())

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import kvcore
+import ui
 from course import mistakes
 from i18n import translate
 from kvcore import hf_config
@@ -206,3 +207,41 @@ def test_the_chart_draws_the_right_reading_and_every_mistake(app, models):
 def test_the_page_runs_for_tricky_models_in_both_languages(app, lang, model_id):
     open_page(app, lang=lang, model=model_id)
     assert not app.error
+
+
+def test_markup_in_a_configs_name_is_shown_as_typed_never_rendered_or_stripped(app):
+    # The issue: model_type "<b>x</b><script>alert(1)</script>" came out as the name "bx/bscriptalert1/script".
+    typed = "<b>x</b><script>alert(1)</script>"
+    config = {"model_type": typed, "num_hidden_layers": 12, "num_attention_heads": 8, "hidden_size": 512}
+    open_page(app)
+    paste(app, json.dumps(config))
+    message = app.success[0].value
+    assert "bx/bscriptalert1/script" not in message
+    # Every markup character is escaped: the markdown shows the text exactly as typed.
+    assert ui.literal(typed) in message and "\\<b\\>x\\</b\\>" in message
+    assert "<b>" not in message.replace("\\<b\\>", "")
+    title = json.loads(app.get("plotly_chart")[0].proto.spec)["layout"]["title"]["text"]
+    assert "&lt;b&gt;x&lt;/b&gt;" in title and "<b>x</b>" not in title  # Plotly would draw <b> as bold
+
+
+def test_a_tiny_cache_is_shown_in_a_unit_that_reads_well_not_as_0_gib(app):
+    config = {"model_type": "tiny", "num_hidden_layers": 2, "num_attention_heads": 2, "hidden_size": 64}
+    open_page(app)
+    paste(app, json.dumps(config), name="tiny")
+    values = [shown.value for shown in app.metric]
+    assert all(not value.startswith("0 GiB") and not value.startswith("0.00 GiB") for value in values), values
+    assert any(value.endswith("MiB") or value.endswith("KiB") for value in values), values
+
+
+@pytest.mark.parametrize(
+    ("typed", "shown"),
+    [
+        ("llama-3.1_8b", "llama-3.1_8b"),  # an underscore inside a word cannot start emphasis: left as typed
+        ("_x_ *y*", "\\_x\\_ \\*y\\*"),
+        (":red[big] $x$", "\\:red\\[big\\] \\$x\\$"),  # Streamlit's colour shortcode and LaTeX
+        ("a\nb", "a b"),
+        ("n" * 100, "n" * 79 + "…"),
+    ],
+)
+def test_literal_escapes_what_would_start_markup_and_nothing_else(typed, shown):
+    assert ui.literal(typed) == shown
