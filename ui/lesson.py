@@ -228,9 +228,15 @@ def slider(
 ) -> Any:
     """A slider bound to ``?key=``; an unusable URL value falls back to `value` with a notice.
 
-    Integer sliders want whole numbers in the URL; float sliders any number in range.
+    Integer sliders want whole numbers in the URL; float sliders any number in range. A float
+    slider between 0 and 1 (a utilization, an MBU, a price share) shows its value as a percentage
+    ("90%", the same in both languages; the URL keeps 0.9), unless `format` says otherwise or the
+    label names a flag or config key ("--gpu-memory-utilization", "gpu_memory_utilization (u)"):
+    a value the user will type keeps its own form, with a point.
     """
     whole = all(isinstance(v, int) for v in (min_value, max_value, value, step))
+    if format is None and not whole and min_value >= 0 and max_value <= 1:
+        format = "%.2f" if names_a_setting(label) else "percent"
     check_url_value(key, low=min_value, high=max_value, whole=whole)
     _keep_in_range(key, min_value, max_value, value)
     return st.slider(
@@ -244,6 +250,12 @@ def slider(
         help=help,
         format=format,
     )
+
+
+def names_a_setting(label: str) -> bool:
+    """Whether a control's label starts with a flag or config key ("--mem-fraction-static", "max_num_seqs …")."""
+    first = label.split(" ", 1)[0]
+    return first.startswith("--") or ("_" in first and first.replace("_", "").isalnum() and first.islower())
 
 
 def select_slider(

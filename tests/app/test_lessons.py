@@ -146,3 +146,33 @@ def test_a_bad_units_value_in_the_url_falls_back_to_gib_with_a_notice(app):
     assert not app.exception
     assert app.button_group(key="units").value == "GiB"
     assert any("`units`" in info.value for info in app.info)
+
+
+def fraction_sliders_checked(app, page: str) -> list[bool]:
+    """Open `page` in pt and check every slider over a share of 0–1; returns, per such slider, whether it is a flag.
+
+    A pt slider used to show "0.90" beside prose saying "0,9": a share reads "90%" in both languages. A slider
+    labelled with a flag or config key ("--gpu-memory-utilization", "gpu_memory_utilization (u)") keeps the value
+    as the user will type it, with a point.
+    """
+    open_page(app, page, lang="pt")
+    checked = []
+    for slider in app.slider:
+        proto = slider.proto
+        if not (proto.data_type == proto.DataType.FLOAT and proto.min >= 0 and proto.max <= 1):
+            continue
+        first = proto.label.split(" ")[0]
+        flag = first.startswith("--") or re.fullmatch(r"[a-z]+(?:_[a-z0-9]+)+", first) is not None
+        assert proto.format == ("%.2f" if flag else "percent"), (page, proto.label, proto.format)
+        checked.append(flag)
+    return checked
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_fraction_slider_shows_a_percentage_unless_it_is_a_flag(app, page):
+    fraction_sliders_checked(app, page)
+
+
+@pytest.mark.parametrize(("page", "flag"), [("lessons/vllm_pool.py", True), ("lessons/decode_speed.py", False)])
+def test_the_fraction_rule_is_seen_on_a_flag_and_on_a_share(app, page, flag):
+    assert flag in fraction_sliders_checked(app, page)
