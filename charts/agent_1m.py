@@ -6,10 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, QUIET_CURRENT_LINE, current_line, moving_vline_patches, titled
+from charts import draw
+from charts.draw import AnyFigure
+from charts.style import COLORS, QUIET_CURRENT_LINE, current_line, log_axis, moving_vline_patches, titled
 from kvcore.agent import cumulative_mass, top_mass_share
 from kvcore.capacity import gpus_needed
 
@@ -63,7 +64,7 @@ def token_time_figure(
     labels: Mapping[str, str],
     seed_point: tuple[float, float] | None = None,
     separators: str = ".,",
-) -> go.Figure:
+) -> AnyFigure:
     """Milliseconds per decoded token against context: one GPU stacked (weights, then KV), N GPUs as lines.
 
     One GPU: ``kvcore.decode_step_s`` of the weights' bytes and of the KV bytes of
@@ -84,13 +85,13 @@ def token_time_figure(
     def hover(name: str) -> str:
         return f"<b>{name}</b><br>%{{y:,.1f}} ms<br>%{{x:,.0f}} {labels['tokens']}<extra></extra>"
 
-    figure = go.Figure()
+    figure = draw.figure()
     for part, values, color in (
         ("weights", one.weights_bytes, COLORS["weights"]),
         ("kv", one.kv_bytes, COLORS["kv_cache"]),
     ):
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=contexts,
                 y=ms(values),
                 name=labels[part],
@@ -108,7 +109,7 @@ def token_time_figure(
     for part, values, gpus, color, dash in lines:
         name = labels[part]
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=contexts,
                 y=ms(values, gpus),
                 name=name,
@@ -120,7 +121,7 @@ def token_time_figure(
     if seed_point is not None:
         tokens, seconds = seed_point
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=[tokens],
                 y=[1e3 * seconds],
                 name=labels["seed"],
@@ -148,7 +149,7 @@ def gpus_needed_figure(
     utilization: float,
     labels: Mapping[str, str],
     separators: str = ".,",
-) -> go.Figure:
+) -> AnyFigure:
     """GPUs needed just to hold the weights and one conversation's cache, against context, per KV format.
 
     Each step line is ``kvcore.capacity.gpus_needed`` of ``model_weights_bytes`` +
@@ -156,14 +157,14 @@ def gpus_needed_figure(
     """
     contexts = agent_context_axis(max_context_tokens)
     weights = kvcore.model_weights_bytes(model, bytes_per_param=weight_bytes_per_param)
-    figure = go.Figure()
+    figure = draw.figure()
     most = 1.0
     for index, (dtype, bytes_per_value) in enumerate(kv_dtypes.items()):
         cache = kvcore.kv_cache_bytes(model, context_tokens=contexts, bytes_per_value=bytes_per_value)
         need = gpus_needed(total_bytes=weights + cache, memory_bytes=gpu_memory_bytes, utilization=utilization)
         most = max(most, float(need.max()))
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=contexts,
                 y=need,
                 name=dtype.upper(),
@@ -194,7 +195,7 @@ def attention_mass_figure(
     keep_fraction: float,
     labels: Mapping[str, str],
     separators: str = ".,",
-) -> go.Figure:
+) -> AnyFigure:
     """Attention mass kept (%) against blocks kept (%, log scale): each layer faint, their mean bold.
 
     `attention` holds block weights, shape (layers, blocks); the curves are
@@ -208,10 +209,10 @@ def attention_mass_figure(
     k = mass_axis_indices(blocks)
     x = 100.0 * k / blocks
     mean = curves.mean(axis=0)
-    figure = go.Figure()
+    figure = draw.figure()
     for index, layer in enumerate(curves):
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=x,
                 y=100.0 * layer[k - 1],
                 name=labels["layer"],
@@ -224,7 +225,7 @@ def attention_mass_figure(
             )
         )
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=x,
             y=100.0 * mean[k - 1],
             name=labels["mean"],
@@ -234,7 +235,7 @@ def attention_mass_figure(
         )
     )
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=x,
             y=x,
             name=labels["flat"],
@@ -245,7 +246,7 @@ def attention_mass_figure(
     )
     for name, fraction, color in (("top", top_fraction, COLORS["limit"]), ("keep", keep_fraction, COLORS["current"])):
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=[100.0 * fraction],
                 y=[100.0 * float(np.mean(top_mass_share(attention, top_fraction=fraction)))],
                 name=labels[name],
@@ -254,6 +255,6 @@ def attention_mass_figure(
                 hovertemplate=f"<b>{labels[name]}</b><br>%{{x:,.2f}} % → %{{y:,.1f}} %<extra></extra>",
             )
         )
-    figure.update_xaxes(type="log", range=[np.log10(100.0 / blocks), 2])
+    figure.update_xaxes(log_axis([100.0 / blocks, 100.0], separators=separators), range=[np.log10(100.0 / blocks), 2])
     figure.update_yaxes(range=[0, 102])
     return titled(figure, labels, separators=separators)

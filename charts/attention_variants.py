@@ -6,11 +6,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 
 import kvcore
+from charts import draw
+from charts.draw import AnyFigure
 from charts.formatting import size
-from charts.style import COLORS, current_line, styled, titled
+from charts.style import COLORS, current_line, log_axis, styled, titled
 from kvcore.variants import attention_family, mean_kv_bytes_per_token
 
 #: One colour per way of caching K and V (Okabe–Ito), and grey for the model as released.
@@ -51,7 +52,7 @@ def variant_bars_figure(
     unit_bytes: float = kvcore.GiB,
     unit: str = "GiB",
     log_y: bool = False,
-) -> go.Figure:
+) -> AnyFigure:
     """One horizontal bar per variant: kvcore's KV cache for `concurrency` sequences of `context_tokens`, in `unit`.
 
     `variants` maps 'MHA', 'GQA', 'MQA', 'MLA' (and 'model' for the model as released)
@@ -75,8 +76,8 @@ def variant_bars_figure(
                        separators=separators)
         for key in keys
     ]  # fmt: skip
-    figure = go.Figure(
-        go.Bar(
+    figure = draw.figure(
+        draw.bar(
             uid=BARS,
             x=np.asarray(cache) / unit_bytes,
             y=names_shown,
@@ -94,7 +95,7 @@ def variant_bars_figure(
     if room_bytes > 0:
         # A line across the categories, so it has a legend entry and a hover text of its own.
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=[room_bytes / unit_bytes] * 2,
                 y=[names_shown[0], names_shown[-1]],
                 name=labels["room"],
@@ -106,10 +107,14 @@ def variant_bars_figure(
     # The variants' names say what the categories are: no title on that axis, more room on a phone.
     styled(figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title="")
     figure.update_layout(separators=separators, showlegend=room_bytes > 0, title_xref="container", title_x=0.01)
-    figure.data[0].showlegend = False
+    figure.data[0]["showlegend"] = False
     # The first variant (MHA) on top, as in the course's table; room on the right for the labels.
     figure.update_yaxes(autorange="reversed")
-    figure.update_xaxes(type="log" if log_y else "linear", rangemode="tozero")
+    # The bars follow the context slider in the browser: ticks three decades either way keep them labelled.
+    axis = (
+        log_axis([trace["x"] for trace in figure.data], separators=separators, reach=3) if log_y else {"type": "linear"}
+    )
+    figure.update_xaxes(axis, rangemode="tozero")
     figure.update_layout(margin={"r": 80})
     return figure
 
@@ -156,20 +161,20 @@ def variant_curves_figure(
     separators: str = ".,",
     unit_bytes: float = kvcore.GiB,
     unit: str = "GiB",
-) -> go.Figure:
+) -> AnyFigure:
     """KV cache against context, one line per variant, with the GPU's memory (and what the weights leave) as lines.
 
     Every curve is ``kvcore.kv_cache_bytes`` for `concurrency` sequences, divided by
     `unit_bytes`, over 0 … `max_context_tokens` (or the chosen context, if longer).
     """
     contexts = np.linspace(0.0, max(float(max_context_tokens), float(context_tokens)), 256)
-    figure = go.Figure()
+    figure = draw.figure()
     for key, spec in variants.items():
         cache = kvcore.kv_cache_bytes(
             spec, context_tokens=contexts, concurrency=concurrency, bytes_per_value=bytes_per_value
         )
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=contexts,
                 y=cache / unit_bytes,
                 name=names[key],
@@ -183,7 +188,7 @@ def variant_curves_figure(
     limits = [("gpu_memory", gpu_memory_bytes, "dash")] + ([("room", room_bytes, "dot")] if room_bytes > 0 else [])
     for label, value, dash in limits:
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=contexts[[0, -1]],
                 y=[value / unit_bytes] * 2,
                 name=labels[label],
@@ -212,7 +217,7 @@ def models_landscape_figure(
     separators: str = ".,",
     unit_bytes: float = kvcore.KiB,
     unit: str = "KiB",
-) -> go.Figure:
+) -> AnyFigure:
     """Every model as a point: parameters (billions) against KV bytes per token, coloured by attention family.
 
     y is ``mean_kv_bytes_per_token`` at `context_tokens` (sliding-window and linear
@@ -220,7 +225,7 @@ def models_landscape_figure(
     Models without a parameter count are left out. Both axes are logarithmic.
     """
     known = [spec for spec in models.values() if spec.total_params is not None]
-    figure = go.Figure()
+    figure = draw.figure()
     for family in ("MHA", "GQA", "MQA", "MLA", "hybrid"):
         members = [spec for spec in known if attention_family(spec) == family]
         if not members:
@@ -230,7 +235,7 @@ def models_landscape_figure(
             for spec in members
         ]
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=[float(spec.total_params or 0) / 1e9 for spec in members],
                 y=np.asarray(per_token) / unit_bytes,
                 name=labels["hybrid"] if family == "hybrid" else family,
@@ -246,7 +251,7 @@ def models_landscape_figure(
     current = models.get(current_id)
     if current is not None and current.total_params is not None:
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=[float(current.total_params) / 1e9],
                 y=[
                     float(
@@ -261,6 +266,6 @@ def models_landscape_figure(
             )
         )
     titled(figure, labels, separators=separators)
-    figure.update_xaxes(type="log", dtick=1)
-    figure.update_yaxes(type="log", dtick=1)
+    figure.update_xaxes(log_axis([trace["x"] for trace in figure.data], separators=separators))
+    figure.update_yaxes(log_axis([trace["y"] for trace in figure.data], separators=separators))
     return figure

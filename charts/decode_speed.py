@@ -10,10 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, current_line, limit_line, moving_vline_patches, titled
+from charts import draw
+from charts.draw import AnyFigure
+from charts.style import COLORS, current_line, hline, limit_line, log_axis, moving_vline_patches, titled
 from kvcore.timing import crossover_context_tokens
 from kvcore.units import format_tokens
 
@@ -98,7 +99,7 @@ def bytes_per_step_figure(
     labels: Mapping[str, str],
     separators: str = ".,",
     slider_contexts: Sequence[float] | np.ndarray = (),
-) -> go.Figure:
+) -> AnyFigure:
     """Stacked bytes one decode step reads over all GPUs (weights, then the batch's KV) against context.
 
     Both areas are ``kvcore.decode_bytes_per_step`` over ``rates.gpus`` GPUs divided by
@@ -112,13 +113,13 @@ def bytes_per_step_figure(
     sizes = {"kv_bytes_per_value": kv_bytes_per_value, "weight_bytes_per_param": weight_bytes_per_param}
     read = kvcore.decode_bytes_per_step(model, context_tokens=contexts, batch=batch, gpus=rates.gpus, **sizes)
     step_ms = 1e3 * decode_step_curve_s(model, contexts=contexts, batch=batch, rates=rates, **sizes)
-    figure = go.Figure()
+    figure = draw.figure()
     for part, values, color in (
         ("weights", read.weights_bytes, COLORS["weights"]),
         ("kv", read.kv_bytes, COLORS["kv_cache"]),
     ):
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=contexts,
                 y=values / unit_bytes,
                 customdata=step_ms,
@@ -162,7 +163,7 @@ def tokens_per_s_figure(
     labels: Mapping[str, str],
     separators: str = ".,",
     slider_contexts: Sequence[float] | np.ndarray = (),
-) -> go.Figure:
+) -> AnyFigure:
     """Tokens/s per user (solid) and for the whole batch (dashed) against context, one colour per batch size.
 
     Each curve is ``kvcore.tokens_per_s`` of ``decode_step_curve_s`` (``kvcore.tpot_s`` with
@@ -172,7 +173,7 @@ def tokens_per_s_figure(
     ``labels['aggregate']`` take a ``{batch}`` placeholder.
     """
     contexts = decode_context_axis(model, context_tokens=context_tokens, slider_contexts=slider_contexts)
-    figure = go.Figure()
+    figure = draw.figure()
     for index, batch in enumerate(batches):
         step = decode_step_curve_s(
             model,
@@ -189,7 +190,7 @@ def tokens_per_s_figure(
         ):
             name = labels[kind].format(batch=batch)
             figure.add_trace(
-                go.Scatter(
+                draw.scatter(
                     x=contexts,
                     y=rate,
                     name=name,
@@ -203,7 +204,7 @@ def tokens_per_s_figure(
             )
     current_line(figure, context_tokens)
     figure.update_xaxes(range=[0, float(contexts[-1])])
-    figure.update_yaxes(type="log", dtick=1)  # one tick per power of ten
+    figure.update_yaxes(log_axis([trace["y"] for trace in figure.data], separators=separators))
     return titled(figure, labels, separators=separators)
 
 
@@ -222,7 +223,7 @@ def experts_read_figure(
     unit: str,
     labels: Mapping[str, str],
     separators: str = ".,",
-) -> go.Figure:
+) -> AnyFigure:
     """Weights one decode step of a MoE model reads against the batch, between its active and total weights.
 
     The curve is ``kvcore.decode_weights_read_bytes`` (N_active + (D(B) − k) · e, D(B) =
@@ -232,8 +233,8 @@ def experts_read_figure(
     """
     batches = np.unique(np.concatenate([np.geomspace(1, EXPERTS_MAX_BATCH, 97), [float(batch)]]))
     read = kvcore.decode_weights_read_bytes(model, batch=batches, weight_bytes_per_param=weight_bytes_per_param)
-    figure = go.Figure(
-        go.Scatter(
+    figure = draw.figure(
+        draw.scatter(
             x=batches,
             y=read / unit_bytes,
             name=labels["read"],
@@ -243,16 +244,17 @@ def experts_read_figure(
         )
     )
     for key, params in (("active", model.active_params), ("total", model.total_params)):
-        figure.add_hline(
-            y=float(params or 0.0) * weight_bytes_per_param / unit_bytes,
+        hline(
+            figure,
+            float(params or 0.0) * weight_bytes_per_param / unit_bytes,
             line={"dash": "dot", "color": "#666666", "width": 1},
-            annotation_text=labels[key],
+            annotation={"text": labels[key]},
             annotation_position="bottom right" if key == "total" else "top left",
         )
     # A marker, not a vertical line: on a log axis an annotation's x would have to be log10(batch).
     here = float(kvcore.decode_weights_read_bytes(model, batch=batch, weight_bytes_per_param=weight_bytes_per_param))
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=[float(batch)],
             y=[here / unit_bytes],
             name=labels["current"],
@@ -264,6 +266,6 @@ def experts_read_figure(
             showlegend=False,
         )
     )
-    figure.update_xaxes(type="log", dtick=1)  # one tick per power of ten
+    figure.update_xaxes(log_axis([batches], separators=separators))
     figure.update_yaxes(rangemode="tozero")
     return titled(figure, labels, separators=separators)

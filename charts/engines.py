@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import plotly.graph_objects as go
-
+from charts import draw
+from charts.draw import AnyFigure
 from charts.formatting import memory
 from charts.style import COLORS, titled
 
@@ -24,7 +24,7 @@ def engines_figure(
     separators: str = ".,",
     unit_bytes: float = 2**30,
     unit: str = "GiB",
-) -> go.Figure:
+) -> AnyFigure:
     """One horizontal bar per engine: its KV pool per GPU in `unit`, labelled with the requests it serves.
 
     `names[i]` is engine i's name, `pool_bytes[i]` its pool (bytes per GPU), `texts[i]` the label
@@ -39,8 +39,8 @@ def engines_figure(
         for name, b, text in zip(names, pool_bytes, texts, strict=True)
     ]
     # The label sits under the engine's name on the axis, not on the bar: it stays whole on a phone's width.
-    figure = go.Figure(
-        go.Bar(
+    figure = draw.figure(
+        draw.bar(
             x=values,
             y=[f"<b>{name}</b><br>{text}" for name, text in zip(names, texts, strict=True)],
             orientation="h",

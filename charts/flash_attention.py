@@ -6,11 +6,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 
 import kvcore
+from charts import draw
+from charts.draw import AnyFigure
 from charts.formatting import localized, size
-from charts.style import COLORS, current_line, styled, titled
+from charts.style import COLORS, current_line, log_axis, styled, titled
 from kvcore.attention import flash_attention_hbm_bytes, prefill_attention_memory, standard_attention_hbm_bytes
 from kvcore.units import format_seconds
 
@@ -64,8 +65,8 @@ def _line(
     unit: str,
     separators: str,
     **kw: Any,
-) -> go.Scatter:
-    return go.Scatter(
+) -> dict[str, Any]:
+    return draw.scatter(
         x=x,
         y=np.asarray(num_bytes, dtype=float) / unit_bytes,
         customdata=size_texts(num_bytes, unit=unit, separators=separators),
@@ -89,7 +90,7 @@ def score_memory_figure(
     separators: str = ".,",
     unit_bytes: float = kvcore.GiB,
     unit: str = "GiB",
-) -> go.Figure:
+) -> AnyFigure:
     """Memory against sequence length n (log–log): the n × n scores, FlashAttention's row statistics, the KV cache.
 
     All three come from kvcore's ``prefill_attention_memory``: the scores are the
@@ -102,7 +103,7 @@ def score_memory_figure(
     standard = prefill_attention_memory(model, flash=False, **knobs)
     flash = prefill_attention_memory(model, flash=True, **knobs)
     sizes: dict[str, Any] = {"unit_bytes": unit_bytes, "unit": unit, "separators": separators}
-    figure = go.Figure()
+    figure = draw.figure()
     figure.add_trace(_line(n, standard.temporary_bytes, name=labels["scores"], color=STANDARD_COLOR, **sizes))
     figure.add_trace(_line(n, flash.kv_cache_bytes, name=labels["kv_cache"], color=KV_COLOR, **sizes))
     figure.add_trace(_line(n, flash.temporary_bytes, name=labels["stats"], color=FLASH_COLOR, **sizes))
@@ -114,8 +115,8 @@ def score_memory_figure(
             _line(n, np.full_like(n, num_bytes), name=labels[name], color=color, dash="dash", **sizes),
         )
     current_line(figure, tokens, label=labels["current"], position="top left")
-    figure.update_xaxes(type="log")
-    figure.update_yaxes(type="log", exponentformat="power")
+    figure.update_xaxes(log_axis([n], separators=separators))
+    figure.update_yaxes(log_axis([trace["y"] for trace in figure.data], separators=separators))
     titled(figure, labels, separators=separators)
     figure.update_layout(legend=LEGEND_BELOW_LOG_AXES)
     return figure
@@ -134,7 +135,7 @@ def hbm_traffic_figure(
     separators: str = ".,",
     unit_bytes: float = kvcore.GiB,
     unit: str = "GiB",
-) -> go.Figure:
+) -> AnyFigure:
     """HBM bytes one layer's attention moves, standard vs FlashAttention-2, against n (log–log).
 
     kvcore's ``standard_attention_hbm_bytes`` and ``flash_attention_hbm_bytes`` (one
@@ -148,13 +149,13 @@ def hbm_traffic_figure(
         ),
         "flash": (flash_attention_hbm_bytes(n, head_dim=head_dim, bytes_per_value=bytes_per_value), FLASH_COLOR),
     }
-    figure = go.Figure()
+    figure = draw.figure()
     for name, (per_head, color) in curves.items():
         num_bytes = per_head * heads * batch
         seconds = kvcore.stream_time_s(num_bytes, bandwidth_bytes_per_s=bandwidth_bytes_per_s)
         texts = size_texts(num_bytes, unit=unit, separators=separators)
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=n,
                 y=num_bytes / unit_bytes,
                 customdata=np.column_stack([texts, [localized(format_seconds(s), separators) for s in seconds]]),
@@ -168,8 +169,8 @@ def hbm_traffic_figure(
             )
         )
     current_line(figure, tokens)
-    figure.update_xaxes(type="log")
-    figure.update_yaxes(type="log", exponentformat="power")
+    figure.update_xaxes(log_axis([n], separators=separators))
+    figure.update_yaxes(log_axis([trace["y"] for trace in figure.data], separators=separators))
     titled(figure, labels, separators=separators)
     figure.update_layout(legend=LEGEND_BELOW_LOG_AXES)
     return figure
@@ -186,7 +187,7 @@ def kv_unchanged_figure(
     separators: str = ".,",
     unit_bytes: float = kvcore.GiB,
     unit: str = "GiB",
-) -> go.Figure:
+) -> AnyFigure:
     """Two stacked bars, standard attention and FlashAttention: the KV cache (equal) plus the temporary bytes.
 
     Each bar is kvcore's ``prefill_attention_memory`` with ``flash`` False, then True.
@@ -200,12 +201,12 @@ def kv_unchanged_figure(
         ),
     }
     names = [labels[key] for key in bars]
-    figure = go.Figure()
+    figure = draw.figure()
     for part, color in (("kv_cache", KV_COLOR), ("temporary", STANDARD_COLOR)):
         values = np.array([float(getattr(bars[key], f"{part}_bytes")) for key in bars])
         texts = size_texts(values, unit=unit, separators=separators)
         figure.add_trace(
-            go.Bar(
+            draw.bar(
                 x=names,
                 y=values / unit_bytes,
                 name=labels[part],

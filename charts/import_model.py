@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-import plotly.graph_objects as go
 
 import kvcore
+from charts import draw
+from charts.draw import AnyFigure
 from charts.style import COLORS, QUIET_CURRENT_LINE, current_line, titled
 
 #: Keys a caller must translate: title, axis titles (with units), the right reading's name, the marker.
@@ -30,7 +31,7 @@ def readings_figure(
     separators: str = ".,",
     unit_bytes: float = kvcore.GiB,
     unit: str = "GiB",
-) -> go.Figure:
+) -> AnyFigure:
     """kvcore's ``sequence_kv_bytes`` of `model` (solid) and of each wrong reading (dashed), in `unit`.
 
     The x axis runs from 0 to the model's maximum context (or the chosen context,
@@ -47,7 +48,7 @@ def readings_figure(
         return f"<b>{name}</b><br>%{{y:,.3f}} {unit}<br>%{{x:,.0f}} {labels['tokens']}<extra></extra>"
 
     traces = [
-        go.Scatter(
+        draw.scatter(
             x=contexts,
             y=curve(model),
             name=labels["right"],
@@ -58,7 +59,7 @@ def readings_figure(
     ]
     for (name, spec), color in zip(wrong.items(), WRONG_COLORS, strict=False):
         traces.append(
-            go.Scatter(
+            draw.scatter(
                 x=contexts,
                 y=curve(spec),
                 name=wrong_names[name],
@@ -67,7 +68,7 @@ def readings_figure(
                 hovertemplate=hover(wrong_names[name]),
             )
         )
-    figure = go.Figure(traces)
+    figure = draw.figure(traces)
     current_line(figure, context_tokens, label=labels["current"], position="top right", line=QUIET_CURRENT_LINE)
     figure.update_layout(xaxis={"range": [0, longest]}, yaxis={"rangemode": "tozero"})
     return titled(figure, labels, separators=separators)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import plotly.graph_objects as go
 
 import kvcore
+from charts import draw
+from charts.draw import AnyFigure
 from charts.formatting import number
-from charts.style import COLORS, hline, styled
+from charts.style import COLORS, hline, log_axis, styled
 from kvcore.quantization import relative_rms_error, round_trip, stored_bytes_per_value
 
 #: Keys a caller must translate for the cache chart (the y title must name the unit).
@@ -41,7 +42,7 @@ def cache_by_format_figure(
     separators: str = ".,",
     unit_bytes: float = kvcore.GiB,
     unit: str = "GiB",
-) -> go.Figure:
+) -> AnyFigure:
     """Grouped bars: the cache of `concurrency` users at `context_tokens`, per format, nominal and with scales.
 
     Nominal bars use ``kvcore.bytes_per_value`` (INT4 = 0.5 B); the others
@@ -61,13 +62,13 @@ def cache_by_format_figure(
     nominal = np.array([cache(kvcore.bytes_per_value(fmt)) for fmt in formats]) / unit_bytes
     real = np.array([cache(stored_bytes_per_value(fmt, group_size=group_size)) for fmt in formats]) / unit_bytes
     hover = f"<b>%{{x}}</b> · %{{fullData.name}}<br>%{{y:,.2f}} {unit}<extra></extra>"
-    figure = go.Figure()
+    figure = draw.figure()
     for name, values, color in (
         (labels["nominal"], nominal, NOMINAL_COLOR),
         (labels["with_scales"], real, COLORS["kv_cache"]),
     ):
         figure.add_trace(
-            go.Bar(
+            draw.bar(
                 x=shown,
                 y=values,
                 name=name,
@@ -133,7 +134,7 @@ def capacity_figure(
     labels: Mapping[str, str],
     names: Mapping[str, str] | None = None,
     separators: str = ".,",
-) -> go.Figure:
+) -> AnyFigure:
     """Bars: users of `context_tokens` that fit per format, each labelled with its gain over the first format (×2.0)."""
     fit = users_that_fit(
         model, context_tokens=context_tokens, kv_room_bytes=kv_room_bytes, formats=formats, group_size=group_size
@@ -141,8 +142,8 @@ def capacity_figure(
     baseline = float(fit[0])
     gains = [f"×{number(value / baseline, separators, decimals=1)}" if baseline > 0 else "" for value in fit]
     text = [f"{number(value, separators, decimals=0)} {gain}".strip() for value, gain in zip(fit, gains, strict=True)]
-    figure = go.Figure(
-        go.Bar(
+    figure = draw.figure(
+        draw.bar(
             x=format_names(formats, names or {}),
             y=fit,
             marker={"color": COLORS["current"]},
@@ -178,17 +179,17 @@ def quantization_error_figure(
     labels: Mapping[str, str],
     names: Mapping[str, str] | None = None,
     separators: str = ".,",
-) -> go.Figure:
+) -> AnyFigure:
     """Grouped bars: relative RMS error (in %) of the synthetic K and V after a round trip through each format.
 
     Log-scaled: BF16's error is a thousandth of INT4's.
     """
     shown = format_names(formats, names or {})
-    figure = go.Figure()
+    figure = draw.figure()
     for name, tensor, color in ((labels["keys"], keys, COLORS["kv_cache"]), (labels["values"], values, VALUES_COLOR)):
         errors = 100.0 * round_trip_errors(tensor, formats, group_size=group_size, axis=axis)
         figure.add_trace(
-            go.Bar(
+            draw.bar(
                 x=shown,
                 y=errors,
                 name=name,
@@ -199,7 +200,7 @@ def quantization_error_figure(
                 hovertemplate="<b>%{x}</b> · %{fullData.name}<br>%{y:.3f} %<extra></extra>",
             )
         )
-    figure.update_yaxes(type="log")
+    figure.update_yaxes(log_axis([trace["y"] for trace in figure.data], separators=separators))
     figure.update_layout(barmode="group", separators=separators)
     return styled(
         figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["formats"], y_title=labels["y_title"]

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-import plotly.graph_objects as go
 from numpy.typing import ArrayLike
 
+from charts import draw
+from charts.draw import AnyFigure
 from charts.formatting import memory
-from charts.style import COLORS, hline, titled
+from charts.style import COLORS, hline, log_axis, titled
 
 #: Keys a caller must translate (the axis titles must name their units).
 LOCAL_LLM_LABELS = ("title", "subtitle", "x_title", "y_title", "limit", "current", "tokens")
@@ -38,7 +39,7 @@ def local_llm_figure(
     separators: str = ".,",
     unit_bytes: float = 2**30,
     unit: str = "GiB",
-) -> go.Figure:
+) -> AnyFigure:
     """One line per KV cache type: the memory needed against the context (log axis), the GPU's limit across.
 
     `needed_bytes[name]` is the engine's requirement at each of `context_tokens` with that cache
@@ -47,12 +48,12 @@ def local_llm_figure(
     and requirement. Every y value is bytes ÷ `unit_bytes`.
     """
     x = np.asarray(context_tokens, dtype=float)
-    figure = go.Figure()
+    figure = draw.figure()
     hover = f"<b>%{{fullData.name}}</b><br>%{{x:,.0f}} {labels['tokens']}<br>%{{y:,.2f}} {unit}<extra></extra>"
     for index, (name, values) in enumerate(needed_bytes.items()):
         mine = name == chosen
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=x,
                 y=np.asarray(values, dtype=float) / unit_bytes,
                 name=name,
@@ -66,7 +67,7 @@ def local_llm_figure(
             )
         )
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=[float(current_tokens)],
             y=[float(current_bytes) / unit_bytes],
             name=labels["current"],
@@ -87,6 +88,6 @@ def local_llm_figure(
         name="limit",
     )
     ticks, texts = context_ticks(float(x.min()), float(x.max()))
-    figure.update_xaxes(type="log", tickvals=ticks, ticktext=texts)
+    figure.update_xaxes(log_axis(ticks=ticks, texts=texts, separators=separators))
     figure.update_yaxes(rangemode="tozero")
     return titled(figure, labels, separators=separators)

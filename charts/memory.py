@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-import plotly.graph_objects as go
 
 import kvcore
+from charts import draw
+from charts.draw import AnyFigure
 from charts.formatting import count
 from charts.style import COLORS, current_line, limit_line, moving_vline_patches, titled
 
@@ -67,7 +68,7 @@ def memory_vs_context_figure(
     separators: str = ".,",
     unit_bytes: float = kvcore.GiB,
     unit: str = "GiB",
-) -> go.Figure:
+) -> AnyFigure:
     """Stacked weights + overhead + KV cache against context tokens, with the GPU's memory as a line.
 
     Every curve is kvcore's output divided by `unit_bytes` (GiB = 2**30 bytes by
@@ -93,10 +94,10 @@ def memory_vs_context_figure(
     def hover(name: str) -> str:
         return f"<b>{name}</b><br>%{{y:,.2f}} {unit}<br>%{{x:,.0f}} {labels['tokens']}<extra></extra>"
 
-    figure = go.Figure()
+    figure = draw.figure()
     for part, (values, color) in parts.items():  # stacked bottom to top: weights, overhead, the growing cache
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=contexts,
                 y=values,
                 name=labels[part],
@@ -107,7 +108,7 @@ def memory_vs_context_figure(
             )
         )
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=contexts,
             y=np.full_like(contexts, gpu.memory_bytes / unit_bytes),
             name=labels["gpu_memory"],

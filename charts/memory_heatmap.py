@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-import plotly.graph_objects as go
 
 import kvcore
-from charts.style import COLORS, titled
+from charts import draw
+from charts.draw import AnyFigure
+from charts.style import COLORS, log_axis, titled
 from kvcore.memory import total_memory_bytes
 
 #: Keys a caller must translate: titles, axis titles (with units), the colour bar's title and hover words.
@@ -67,7 +68,7 @@ def memory_heatmap_figure(
     separators: str = ".,",
     unit_bytes: float = kvcore.GiB,
     unit: str = "GiB",
-) -> go.Figure:
+) -> AnyFigure:
     """Total memory (weights + KV cache + overhead) over a context × users grid, in `unit`.
 
     The grid is one broadcast call, ``kvcore.memory.total_memory_bytes`` with the
@@ -93,9 +94,9 @@ def memory_heatmap_figure(
         f"{labels['users']}: %{{y:,.0f}}<br>"
         f"<b>{labels['total']}: %{{z:,.1f}} {unit}</b><extra></extra>"
     )
-    figure = go.Figure()
+    figure = draw.figure()
     figure.add_trace(
-        go.Heatmap(
+        draw.heatmap(
             x=contexts,
             y=users,
             z=total,
@@ -115,7 +116,7 @@ def memory_heatmap_figure(
         )
     )
     figure.add_trace(
-        go.Contour(
+        draw.contour(
             x=contexts,
             y=users,
             z=total,
@@ -127,7 +128,7 @@ def memory_heatmap_figure(
         )
     )
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=[float(context_tokens)],
             y=[float(concurrency)],
             mode="markers",
@@ -140,8 +141,6 @@ def memory_heatmap_figure(
             ),
         )
     )
-    figure.update_yaxes(
-        type="log", tickvals=users_ticks(max_users), ticktext=[f"{n:g}" for n in users_ticks(max_users)]
-    )
+    figure.update_yaxes(log_axis(ticks=users_ticks(max_users), separators=separators))
     figure.update_layout(showlegend=False)
     return titled(figure, labels, separators=separators)

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
+from charts import draw
+from charts.draw import AnyFigure
 from charts.style import COLORS, styled
 from kvcore.paging import AllocationReport, BlockMap
 
-#: Keys a caller must translate for the waste bars (the y title must name the unit).
+#: Keys a caller must translate for the waste bars (the y title must name the unit); "free" too with a pool.
 WASTE_LABELS = ("title", "subtitle", "y_title", "used", "wasted", "contiguous", "paged")
 
 #: Keys a caller must translate for the block map.
@@ -35,25 +35,31 @@ def waste_figure(
     *,
     reports: Sequence[AllocationReport],
     labels: Mapping[str, str],
+    pool_bytes: float | None = None,
     separators: str = ".,",
     unit_bytes: float = 2**30,
     unit: str = "GiB",
-) -> go.Figure:
-    """One stacked bar per scheme: memory holding tokens, and memory held but empty (from kvcore's reports)."""
+) -> AnyFigure:
+    """One stacked bar per scheme: memory holding tokens, and memory held but empty (from kvcore's reports).
+
+    With `pool_bytes` (the KV pool the reports' requests were placed in), a third part
+    tops each bar up to the pool: memory still free (``labels["free"]``), so both bars
+    stand as tall as the pool and the reports must fit in it.
+    """
     names = [labels[report.scheme] for report in reports]
     used = [report.used_bytes / unit_bytes for report in reports]
     wasted = [report.waste_bytes / unit_bytes for report in reports]
     percent = [report.waste_fraction * 100 for report in reports]
-    figure = go.Figure(
+    figure = draw.figure(
         [
-            go.Bar(
+            draw.bar(
                 x=names,
                 y=used,
                 name=labels["used"],
                 marker={"color": COLORS["kv_cache"]},
                 hovertemplate=f"<b>%{{x}}</b><br>{labels['used']}: %{{y:,.2f}} {unit}<extra></extra>",
             ),
-            go.Bar(
+            draw.bar(
                 x=names,
                 y=wasted,
                 name=labels["wasted"],
@@ -67,6 +73,19 @@ def waste_figure(
             ),
         ]
     )
+    if pool_bytes is not None:
+        free = [(pool_bytes - report.reserved_bytes) / unit_bytes for report in reports]
+        if min(free) < -1e-9 * pool_bytes / unit_bytes:
+            raise ValueError(f"the requests hold more than the pool of {pool_bytes} bytes")
+        figure.add_trace(
+            draw.bar(
+                x=names,
+                y=[max(value, 0.0) for value in free],
+                name=labels["free"],
+                marker={"color": FREE_COLOR, "line": {"color": WASTED_COLOR, "width": 1}},
+                hovertemplate=f"<b>%{{x}}</b><br>{labels['free']}: %{{y:,.2f}} {unit}<extra></extra>",
+            )
+        )
     figure.update_layout(barmode="stack", separators=separators)
     return styled(figure, title=labels["title"], subtitle=labels["subtitle"], x_title="", y_title=labels["y_title"])
 
@@ -111,10 +130,10 @@ def block_map_figure(
     maps: Mapping[str, BlockMap],
     labels: Mapping[str, str],
     slots_per_cell: int = 1,
-) -> go.Figure:
+) -> AnyFigure:
     """The same small pool under each scheme, side by side: requests in colour, held-but-empty slots in grey."""
     schemes = list(maps)
-    figure = make_subplots(rows=1, cols=len(schemes), subplot_titles=[labels[s] for s in schemes])
+    figure = draw.subplots(rows=1, cols=len(schemes), subplot_titles=[labels[s] for s in schemes])
     for column, scheme in enumerate(schemes, start=1):
         blocks = maps[scheme]
         codes = map_codes(blocks, slots_per_cell=slots_per_cell)
@@ -128,9 +147,12 @@ def block_map_figure(
             np.where(codes == WASTED, labels["reserved"], ""),
         ).astype(object)
         requests = codes >= 0
-        hover[requests] = [f"{labels['request']} {index + 1}" for index in owners[requests]]
+        held_by = owners[requests]
+        if held_by.size:  # one text per request, not per cell: a pool has thousands of cells
+            request_words = np.array([f"{labels['request']} {index + 1}" for index in range(held_by.max() + 1)])
+            hover[requests] = request_words.astype(object)[held_by]
         figure.add_trace(
-            go.Heatmap(
+            draw.heatmap(
                 z=codes,
                 text=hover,
                 zmin=FREE,

@@ -6,9 +6,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import plotly.graph_objects as go
 
-from charts.style import COLORS, hline, titled
+from charts import draw
+from charts.draw import AnyFigure
+from charts.style import COLORS, hline, log_axis, titled
 
 #: Texts a caller must translate (the axis titles carry the units).
 LABELS = ("title", "subtitle", "x_title", "y_title", "right", "wrong", "open", "hidden", "target", "exercise")
@@ -42,14 +43,14 @@ class AnswerPoint:
     tolerance: str
 
 
-def answers_figure(points: Sequence[AnswerPoint], *, labels: Mapping[str, str], separators: str = ".,") -> go.Figure:
+def answers_figure(points: Sequence[AnswerPoint], *, labels: Mapping[str, str], separators: str = ".,") -> AnyFigure:
     """One marker per exercise at answer ÷ right answer (log axis); unanswered and hidden ones sit on the 1× line.
 
     Right answers are green circles, wrong ones red crosses; an answer without a ratio
     (a wrong choice) and the unanswered or hidden ones are drawn at 1×. Ratios beyond
     1000× either way are drawn at the edge; the hover gives the true one.
     """
-    figure = go.Figure()
+    figure = draw.figure()
     for status in STATUSES:
         chosen = [point for point in points if point.status == status]
         if not chosen:
@@ -58,7 +59,7 @@ def answers_figure(points: Sequence[AnswerPoint], *, labels: Mapping[str, str], 
         shown = np.where(np.isnan(ratios), 1.0, np.clip(ratios, 1 / CLIP, CLIP))
         style = STYLE[status]
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=[point.number for point in chosen],
                 y=shown,
                 mode="markers",
@@ -93,7 +94,7 @@ def answers_figure(points: Sequence[AnswerPoint], *, labels: Mapping[str, str], 
     count = max((point.number for point in points), default=1)
     figure.update_layout(
         xaxis={"range": [0.4, count + 0.6], "dtick": 1, "tick0": 1},
-        yaxis={"type": "log", "tickvals": TICKS, "tickformat": "~g", "ticksuffix": "×"},
+        yaxis=log_axis(ticks=TICKS, suffix="×", separators=separators),
         legend={"y": -0.25},
     )
     return figure

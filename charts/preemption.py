@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
+from charts import draw
+from charts.draw import AnyFigure
 from charts.style import COLORS, hline, styled, titled
 from kvcore.scheduler import SimulationResult
 
@@ -67,14 +67,14 @@ def preemption_events(result: SimulationResult) -> tuple[np.ndarray, np.ndarray,
     return timeline.time_s[rows], new[rows], timeline.used_blocks[rows] / result.num_blocks
 
 
-def occupancy_figure(result: SimulationResult, *, labels: Mapping[str, str], separators: str = ".,") -> go.Figure:
+def occupancy_figure(result: SimulationResult, *, labels: Mapping[str, str], separators: str = ".,") -> AnyFigure:
     """Used blocks ÷ pool blocks over time (%), the pool's 100 % line, and a mark at every preemption."""
     timeline = result.timeline
     time_s, used = bucket_max(timeline.time_s, timeline.used_blocks)
     share = used / result.num_blocks
-    figure = go.Figure()
+    figure = draw.figure()
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=time_s,
             y=share * 100,
             customdata=used,
@@ -92,7 +92,7 @@ def occupancy_figure(result: SimulationResult, *, labels: Mapping[str, str], sep
     event_time, event_count, event_share = preemption_events(result)
     if event_time.size:
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=event_time,
                 y=event_share * 100,
                 customdata=event_count,
@@ -109,17 +109,17 @@ def occupancy_figure(result: SimulationResult, *, labels: Mapping[str, str], sep
     return figure
 
 
-def queue_figure(result: SimulationResult, *, labels: Mapping[str, str], separators: str = ".,") -> go.Figure:
+def queue_figure(result: SimulationResult, *, labels: Mapping[str, str], separators: str = ".,") -> AnyFigure:
     """Requests running and waiting over time (and swapped to CPU memory, when any were)."""
     timeline = result.timeline
     series = [("running", timeline.running, RUNNING_COLOR), ("waiting", timeline.waiting, WAITING_COLOR)]
     if timeline.swapped.any():
         series.append(("swapped", timeline.swapped, SWAPPED_COLOR))
-    figure = go.Figure()
+    figure = draw.figure()
     for name, values, color in series:
         time_s, shown = bucket_max(timeline.time_s, values)
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=time_s,
                 y=shown,
                 mode="lines",
@@ -133,14 +133,14 @@ def queue_figure(result: SimulationResult, *, labels: Mapping[str, str], separat
     return figure
 
 
-def latency_figure(result: SimulationResult, *, labels: Mapping[str, str], separators: str = ".,") -> go.Figure:
-    """Each request's TTFT (top, s) and TPOT (bottom, ms) against its arrival time; preempted ones in red.
+def latency_figure(result: SimulationResult, *, labels: Mapping[str, str], separators: str = ".,") -> AnyFigure:
+    """Each request's TTFT (top, s) and TPOT (bottom, ms) against its arrival time; preempted ones as a vermilion ×.
 
     TPOT is NaN for a one-token answer: such requests have no point in the lower panel.
     """
     outcome = result.requests
     preempted = outcome.preemptions > 0
-    figure = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
+    figure = draw.subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08)
     ids = np.arange(outcome.arrival_s.size)
     for hit, name, color, symbol in (
         (~preempted, labels["smooth"], SMOOTH_COLOR, "circle"),
@@ -155,7 +155,7 @@ def latency_figure(result: SimulationResult, *, labels: Mapping[str, str], separ
             (2, outcome.tpot_s[hit] * 1e3, "tpot_title"),
         ):
             figure.add_trace(
-                go.Scatter(
+                draw.scatter(
                     x=outcome.arrival_s[hit],
                     y=values,
                     customdata=custom,

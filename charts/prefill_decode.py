@@ -6,9 +6,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 
-from charts.style import COLORS, titled, vline, vrect
+from charts import draw
+from charts.draw import AnyFigure
+from charts.style import COLORS, log_axis, titled, vline, vrect
 from kvcore import timing
 from kvcore.model import ModelSpec
 from kvcore.timing import attainable_flop_per_s, ridge_point
@@ -94,7 +95,7 @@ def roofline_figure(
     labels: Mapping[str, str],
     separators: str = ".,",
     axis_intensities: Sequence[float] = (),
-) -> go.Figure:
+) -> AnyFigure:
     """Attainable TFLOP/s against FLOP/byte (log–log) with both phases placed on it.
 
     The solid roof is the datasheet's, ``kvcore.timing.attainable_flop_per_s``: the
@@ -114,9 +115,9 @@ def roofline_figure(
     roof = attainable_flop_per_s(x, **rates) / TFLOP
     real_roof = timing.achieved_flop_per_s(x, **rates, mfu=mfu, mbu=mbu) / TFLOP
 
-    figure = go.Figure()
+    figure = draw.figure()
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=x,
             y=roof,
             name=labels["roof"],
@@ -126,7 +127,7 @@ def roofline_figure(
         )
     )
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=x,
             y=real_roof,
             name=labels["real_roof"],
@@ -136,7 +137,7 @@ def roofline_figure(
         )
     )
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=[knee],
             y=np.atleast_1d(timing.achieved_flop_per_s(knee, **rates, mfu=mfu, mbu=mbu) / TFLOP),
             name=labels["knee"],
@@ -152,7 +153,7 @@ def roofline_figure(
         ("decode", decode_intensity, DECODE_COLOR, "square", "top left"),
     ):
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 uid=phase,  # the live chart's patches name the phase's point by it
                 x=[intensity],
                 y=np.atleast_1d(timing.achieved_flop_per_s(intensity, **rates, mfu=mfu, mbu=mbu) / TFLOP),
@@ -178,14 +179,16 @@ def roofline_figure(
         yanchor="bottom",
         font={"color": COLORS["limit"]},
     )
-    figure.update_xaxes(type="log", range=[np.log10(x[0]), np.log10(x[-1])], dtick=1)
-    figure.update_yaxes(type="log", range=[np.log10(roof[0]), np.log10(roof[-1] * 3)], dtick=1)
+    figure.update_xaxes(log_axis([x[0], x[-1]], separators=separators), range=[np.log10(x[0]), np.log10(x[-1])])
+    figure.update_yaxes(
+        log_axis([roof[0], roof[-1] * 3], separators=separators), range=[np.log10(roof[0]), np.log10(roof[-1] * 3)]
+    )
     return titled(figure, labels, separators=separators)
 
 
 def timeline_figure(
     *, arrival_s: np.ndarray, ttft_s: float, labels: Mapping[str, str], separators: str = ".,"
-) -> go.Figure:
+) -> AnyFigure:
     """Output tokens received against time [s]: nothing during prefill, then one token per decode step.
 
     ``arrival_s`` is ``RequestTimeline.arrival_s`` (the moment each token reaches
@@ -193,9 +196,9 @@ def timeline_figure(
     """
     arrivals = np.asarray(arrival_s, dtype=float)
     received = np.arange(1, arrivals.size + 1, dtype=float)
-    figure = go.Figure()
+    figure = draw.figure()
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=np.concatenate(([0.0], arrivals)),
             y=np.concatenate(([0.0], received)),
             name=labels["tokens"],
@@ -206,7 +209,7 @@ def timeline_figure(
         )
     )
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=[ttft_s],
             y=[1.0],
             name=labels["first_token"],
@@ -244,7 +247,7 @@ def batch_intensity_figure(
     kv_bytes_per_value: float = 2.0,
     labels: Mapping[str, str],
     separators: str = ".,",
-) -> go.Figure:
+) -> AnyFigure:
     """Decode's FLOP/byte against the batch (log–log), with the ridge point as a ceiling.
 
     Every point is ``timing.decode_intensity_flop_per_byte`` at `context_tokens`:
@@ -259,9 +262,9 @@ def batch_intensity_figure(
     def hover(name: str) -> str:
         return f"<b>{name}</b><br>{labels['batch']} %{{x:,.0f}}<br>%{{y:,.3~f}} FLOP/byte<extra></extra>"
 
-    figure = go.Figure()
+    figure = draw.figure()
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=batches,
             y=curve,
             name=labels["decode"],
@@ -271,7 +274,7 @@ def batch_intensity_figure(
         )
     )
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=[batch],
             y=np.atleast_1d(here),
             name=labels["current"],
@@ -281,7 +284,7 @@ def batch_intensity_figure(
         )
     )
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=[batches[0], batches[-1]],
             y=[ridge, ridge],
             name=labels["ridge"],
@@ -291,6 +294,7 @@ def batch_intensity_figure(
         )
     )
     top = max(ridge, float(np.max(curve))) * 3
-    figure.update_xaxes(type="log", dtick=1)
-    figure.update_yaxes(type="log", dtick=1, range=[np.log10(float(np.min(curve)) / 2), np.log10(top)])
+    bottom = float(np.min(curve)) / 2
+    figure.update_xaxes(log_axis([batches], separators=separators))
+    figure.update_yaxes(log_axis([bottom, top], separators=separators), range=[np.log10(bottom), np.log10(top)])
     return titled(figure, labels, separators=separators)

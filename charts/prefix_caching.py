@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-import plotly.graph_objects as go
 
+from charts import draw
+from charts.draw import AnyFigure
 from charts.style import COLORS, titled, vline
 from kvcore.paging import prefix_memory, prompt_cache_cost
 
@@ -37,7 +38,7 @@ def prefix_memory_figure(
     separators: str = ".,",
     unit_bytes: float = 2**30,
     unit: str = "GiB",
-) -> go.Figure:
+) -> AnyFigure:
     """KV memory of B requests against the prefix length P: blocks_without and blocks_with from ``prefix_memory``.
 
     Only full blocks are shared, so the saving grows in steps of one block.
@@ -47,23 +48,23 @@ def prefix_memory_figure(
     memory = prefix_memory(prefix_tokens=prefix, **sizes, bytes_per_token=bytes_per_token)
     current = prefix_memory(prefix_tokens=prefix_tokens, **sizes, bytes_per_token=bytes_per_token)
     hover = f"{labels['tokens']}: %{{x:,.0f}}<br>%{{y:,.3f}} {unit}<extra>%{{fullData.name}}</extra>"
-    figure = go.Figure(
+    figure = draw.figure(
         [
-            go.Scatter(
+            draw.scatter(
                 x=prefix,
                 y=memory.blocks_without * memory.block_bytes / unit_bytes,
                 name=labels["without"],
                 line={"color": COLORS["limit"], "shape": "hv"},
                 hovertemplate=hover,
             ),
-            go.Scatter(
+            draw.scatter(
                 x=prefix,
                 y=memory.blocks_with * memory.block_bytes / unit_bytes,
                 name=labels["with"],
                 line={"color": COLORS["kv_cache"], "shape": "hv"},
                 hovertemplate=hover,
             ),
-            go.Scatter(
+            draw.scatter(
                 x=[prefix_tokens],
                 y=[float(current.blocks_with * current.block_bytes) / unit_bytes],
                 name=labels["current"],
@@ -95,7 +96,7 @@ def cost_figure(
     labels: Mapping[str, str],
     separators: str = ".,",
     min_cacheable_tokens: int = 0,
-) -> go.Figure:
+) -> AnyFigure:
     """Input cost of B requests against the interval between them: cheap reads until the TTL, then writes again.
 
     A prefix shorter than `min_cacheable_tokens` is never cached: the two lines coincide.
@@ -114,23 +115,23 @@ def cost_figure(
     cost = prompt_cache_cost(interval_s=interval, **common)
     current = prompt_cache_cost(interval_s=interval_s, **common)
     hover = "%{x:,.0f} s<br>%{y:,.4f} USD<extra>%{fullData.name}</extra>"
-    figure = go.Figure(
+    figure = draw.figure(
         [
-            go.Scatter(
+            draw.scatter(
                 x=interval,
                 y=np.broadcast_to(cost.cost_without_usd, interval.shape),
                 name=labels["without"],
                 line={"color": COLORS["limit"]},
                 hovertemplate=hover,
             ),
-            go.Scatter(
+            draw.scatter(
                 x=interval,
                 y=cost.cost_with_usd,
                 name=labels["with"],
                 line={"color": COLORS["kv_cache"], "shape": "hv"},
                 hovertemplate=hover,
             ),
-            go.Scatter(
+            draw.scatter(
                 x=[interval_s],
                 y=[float(current.cost_with_usd)],
                 name=labels["current"],

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-import plotly.graph_objects as go
 
 import kvcore
+from charts import draw
+from charts.draw import AnyFigure
 from charts.formatting import number
 from charts.style import COLORS, titled, vline
 from charts.waterfall import waterfall_figure
@@ -39,11 +40,13 @@ def sizing_waterfall_figure(
     separators: str = ".,",
     unit_bytes: float = kvcore.GiB,
     unit: str = "GiB",
-) -> go.Figure:
+    does_not_fit: str | None = None,
+) -> AnyFigure:
     """Seed 000's budget on one GPU: VRAM, minus what u holds back, the weights and the overhead, leaves the KV pool.
 
     ``charts.waterfall.waterfall_figure`` of the fields of kvcore's ``SizingSteps``
-    (they add up to the card, so the last bar is ``kv_pool_bytes``), in `unit`.
+    (they add up to the card, so the last bar is ``kv_pool_bytes``), in `unit`; a pool below zero stands at zero,
+    labelled `does_not_fit`.
     """
     terms = [
         (labels["held_back"], steps.held_back_bytes),
@@ -58,6 +61,7 @@ def sizing_waterfall_figure(
         separators=separators,
         unit_bytes=unit_bytes,
         unit=unit,
+        does_not_fit=does_not_fit,
     )
 
 
@@ -76,7 +80,7 @@ def context_per_user_figure(
     tp: int = 1,
     labels: Mapping[str, str],
     separators: str = ".,",
-) -> go.Figure:
+) -> AnyFigure:
     """Context per user against users: the seed's hyperbola, the real fit, and the expected context as a line.
 
     Seed rule: ``context_per_user(pool_tokens, users)``; real fit:
@@ -108,9 +112,9 @@ def context_per_user_figure(
     def hover(name: str) -> str:
         return f"<b>{name}</b><br>%{{x:,.0f}} {labels['users']}<br>%{{y:,.0f}} {labels['tokens']}<extra></extra>"
 
-    figure = go.Figure()
+    figure = draw.figure()
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=users,
             y=seed_rule,
             name=labels["seed_rule"],
@@ -120,7 +124,7 @@ def context_per_user_figure(
         )
     )
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=users,
             y=fitting,
             name=labels["fitting"],
@@ -130,7 +134,7 @@ def context_per_user_figure(
         )
     )
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=users,
             y=np.full_like(users, float(expected_context_tokens)),
             name=labels["expected"],
@@ -141,7 +145,7 @@ def context_per_user_figure(
     )
     current = float(fitting[min(steps.concurrency, len(users)) - 1])
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=[float(steps.concurrency)],
             y=[max(current, 1.0)],
             name=labels["current"],

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
 import plotly.graph_objects as go
 from plotly.shapeannotation import axis_spanning_shape_annotation
+
+from charts.draw import AnyFigure, has_subplots
+from charts.formatting import ENGLISH, plain
 
 #: Okabe–Ito colours (distinguishable with the common colour-vision deficiencies).
 COLORS = {
@@ -37,12 +41,12 @@ TEMPLATE = go.layout.Template(
 )
 
 
-def styled(figure: go.Figure, *, title: str, subtitle: str = "", x_title: str, y_title: str) -> go.Figure:
+def styled(figure: AnyFigure, *, title: str, subtitle: str = "", x_title: str, y_title: str) -> AnyFigure:
     """Apply the shared template, the title and the axis titles (which carry the units)."""
     x_axis = {"title": {"text": x_title, "standoff": 12}, "automargin": True}
     y_axis = {"title": {"text": y_title, "standoff": 12}, "automargin": True}
     title_layout = {"text": title, "subtitle": {"text": subtitle}, "x": 0, "xanchor": "left", "xref": "paper"}
-    if getattr(figure, "_grid_ref", None):  # subplots: every x and y axis gets the titles
+    if has_subplots(figure):  # subplots: every x and y axis gets the titles
         figure.update_layout(template=TEMPLATE, title=title_layout, hovermode="closest")
         figure.update_xaxes(x_axis)
         figure.update_yaxes(y_axis)
@@ -51,7 +55,7 @@ def styled(figure: go.Figure, *, title: str, subtitle: str = "", x_title: str, y
     return figure
 
 
-def titled(figure: go.Figure, labels: Mapping[str, str], *, separators: str) -> go.Figure:
+def titled(figure: AnyFigure, labels: Mapping[str, str], *, separators: str) -> AnyFigure:
     """``styled`` with the caller's translated titles, ``labels`` 'title', 'subtitle', 'x_title' and 'y_title'.
 
     `separators` are the page's decimal mark and thousands separator (Plotly's ``layout.separators``).
@@ -63,7 +67,7 @@ def titled(figure: go.Figure, labels: Mapping[str, str], *, separators: str) -> 
 
 
 def vline(
-    figure: go.Figure,
+    figure: AnyFigure,
     x: float,
     *,
     line: dict[str, Any],
@@ -82,7 +86,7 @@ def vline(
 
 
 def hline(
-    figure: go.Figure,
+    figure: AnyFigure,
     y: float,
     *,
     line: dict[str, Any],
@@ -96,7 +100,7 @@ def hline(
 
 
 def vrect(
-    figure: go.Figure,
+    figure: AnyFigure,
     x0: float,
     x1: float,
     *,
@@ -121,7 +125,7 @@ QUIET_CURRENT_LINE = {"color": COLORS["text"], "width": 1, "dash": "dot"}
 
 
 def current_line(
-    figure: go.Figure,
+    figure: AnyFigure,
     x: float,
     *,
     label: str | None = None,
@@ -136,7 +140,7 @@ def current_line(
     vline(figure, float(x), line=dict(line), annotation=annotation, annotation_position=position, name=CURRENT)
 
 
-def limit_line(figure: go.Figure, x: float, *, label: str, axis_end: float, name: str = "limit") -> None:
+def limit_line(figure: AnyFigure, x: float, *, label: str, axis_end: float, name: str = "limit") -> None:
     """A red line where something runs out at `x`, its label on the side with more room (inside a phone-sized plot).
 
     `axis_end` is the x axis's end: past its middle the label goes to the line's left.
@@ -171,7 +175,7 @@ def moving_vline_patches(
 
 
 def _spanning(
-    figure: go.Figure,
+    figure: AnyFigure,
     kind: Literal["vline", "hline", "vrect"],
     where: dict[str, float],
     shape: dict[str, Any],
@@ -187,3 +191,89 @@ def _spanning(
             dict(annotation), kind, where, {"annotation_position": annotation_position}
         )
         figure.add_annotation(label, **refs, **named)
+
+
+# ---------------------------------------------------------------- log axes
+
+#: A log axis spanning at most this many decades gets ticks at 1, 2 and 5 of each decade; a wider one, decades.
+ONE_TWO_FIVE_DECADES = 2.5
+#: Past this many decades a log axis labels every second decade (every third past twice as many, and so on).
+MOST_DECADE_TICKS = 8
+#: Ticks between the decades of a log axis spanning less than one: every whole step of the decade.
+NARROW_MANTISSAS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
+#: Labels within these powers of ten are written out in full ('0,001' … '500.000'); others as '2·10⁹'.
+PLAIN_EXPONENTS = range(-3, 6)
+
+
+def log_ticks(low: float, high: float, *, reach: float = 0.0) -> list[float]:
+    """Tick values for a log axis that shows `low` … `high` (both > 0): 1-2-5 within 2.5 decades, else decades.
+
+    Less than a decade gets every whole step (1, 2 … 9 of the decade); past eight
+    decades only every second decade (third past sixteen …) is labelled. The ticks run
+    from the decade at or below `low` to the decade at or above `high`, `reach` decades
+    further each way when asked; Plotly draws the ones inside the axis's range.
+
+    >>> log_ticks(0.03, 8)
+    [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0]
+    >>> log_ticks(128, 1e6)
+    [100.0, 1000.0, 10000.0, 100000.0, 1000000.0]
+    """
+    span = math.log10(high / low)
+    if span < 1:
+        mantissas: Sequence[int] = NARROW_MANTISSAS
+    elif span <= ONE_TWO_FIVE_DECADES:
+        mantissas = (1, 2, 5)
+    else:
+        mantissas = (1,)
+    step = max(1, math.ceil(span / MOST_DECADE_TICKS)) if mantissas == (1,) else 1
+    first = math.floor(math.log10(low) - reach + 1e-9)
+    first -= first % step
+    last = math.ceil(math.log10(high) + reach - 1e-9)
+    last = first + step * math.ceil((last - first) / step)
+    # float(f"{m}e{e}") is the decimal number itself (0.3, not 3 · 0.1 = 0.30000000000000004).
+    return [float(f"{m}e{e}") for e in range(first, last + 1, step) for m in mantissas if e < last or m == 1]
+
+
+def log_tick_text(value: float, separators: str = ENGLISH, *, suffix: str = "") -> str:
+    """A log axis's tick label: the full value in the reader's language, then `suffix`.
+
+    From a thousandth to below a million as a number ('0,05', '2.000' in Portuguese),
+    beyond as a power of ten ('10<sup>9</sup>', '2·10<sup>−6</sup>'): never a bare '2'
+    beside '10' as Plotly's minor ticks print.
+
+    >>> log_tick_text(2000, ",."), log_tick_text(0.05, ",.", suffix="×"), log_tick_text(2e9), log_tick_text(1e-6)
+    ('2.000', '0,05×', '2·10<sup>9</sup>', '10<sup>−6</sup>')
+    """
+    exponent = math.floor(math.log10(value) + 1e-9)
+    if exponent in PLAIN_EXPONENTS:
+        return plain(value, separators) + suffix
+    mantissa = round(value / 10.0**exponent, 6)
+    power = f"10<sup>{exponent}</sup>".replace("-", "\u2212")
+    return (power if mantissa == 1 else f"{plain(mantissa, separators)}·{power}") + suffix
+
+
+def log_axis(
+    values: Iterable[Any] = (),
+    *,
+    separators: str,
+    ticks: Sequence[float] | None = None,
+    texts: Sequence[str] | None = None,
+    suffix: str = "",
+    reach: float = 0.0,
+) -> dict[str, Any]:
+    """A log axis with readable ticks, for ``figure.update_xaxes(log_axis(...))``: every log axis in charts/.
+
+    The ticks are `ticks` when given, else ``log_ticks`` over the positive finite numbers in
+    `values` (arrays or numbers: what the axis shows), widened by `reach` decades each way
+    for a chart whose data moves in the browser (``ui.live_chart``). Each is labelled with
+    `texts` when given, else ``log_tick_text`` (with `separators` and `suffix`). Plotly's own
+    labels print the minor ticks of a short log axis as a bare '2, 5' beside '1, 10'.
+    """
+    if ticks is None:
+        shown = np.concatenate([np.ravel(np.asarray(value, dtype=float)) for value in values] or [np.ones(1)])
+        shown = shown[np.isfinite(shown) & (shown > 0)]
+        low, high = (float(shown.min()), float(shown.max())) if shown.size else (1.0, 10.0)
+        ticks = log_ticks(low, high, reach=reach)
+    if texts is None:
+        texts = [log_tick_text(tick, separators, suffix=suffix) for tick in ticks]
+    return {"type": "log", "tickmode": "array", "tickvals": list(ticks), "ticktext": list(texts)}

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-import plotly.graph_objects as go
 
-from charts.style import COLORS, hline, styled
+from charts import draw
+from charts.draw import AnyFigure
+from charts.style import COLORS, hline, log_axis, styled
 from kvcore import capacity
 from kvcore.log_lines import Check
 from kvcore.model import ModelSpec
@@ -52,7 +53,7 @@ def users_by_context_figure(
     longest_tokens: int,
     separators: str,
     labels: Mapping[str, str],
-) -> go.Figure:
+) -> AnyFigure:
     """Requests of each length the log's pool holds at once (vLLM's 'maximum concurrency'), slider context marked.
 
     y = kvcore.capacity.max_concurrency(model, num_blocks, L) for L on the x axis; log scale
@@ -66,21 +67,21 @@ def users_by_context_figure(
         )
     )
     hover = f"%{{x:,.0f}} {labels['tokens']}<br>%{{y:,.2f}} {labels['users']}<extra></extra>"
-    figure = go.Figure()
+    figure = draw.figure()
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=x, y=y, mode="lines", name=labels["curve"], line={"color": COLORS["kv_cache"], "width": 3},
             hovertemplate=hover,
         )
     )  # fmt: skip
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=[x[0], x[-1]], y=[1.0, 1.0], mode="lines", name=labels["one_user"],
             line={"color": COLORS["limit"], "dash": "dot", "width": 2}, hoverinfo="skip",
         )
     )  # fmt: skip
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=[context_tokens], y=[at_chosen], mode="markers", name=labels["chosen"],
             marker={"color": COLORS["current"], "size": 14, "symbol": "diamond"}, hovertemplate=hover,
         )
@@ -92,7 +93,7 @@ def users_by_context_figure(
             )
         )
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=[requested_tokens], y=[at_requested], mode="markers", name=labels["requested"],
                 marker={"color": COLORS["weights"], "size": 13, "symbol": "circle-open", "line": {"width": 3}},
                 hovertemplate=hover,
@@ -102,7 +103,7 @@ def users_by_context_figure(
         figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title=labels["y_title"]
     )
     if bool(np.all(y > 0)) and at_chosen > 0:
-        figure.update_yaxes(type="log")
+        figure.update_yaxes(log_axis([trace["y"] for trace in figure.data], separators=separators))
     figure.update_layout(separators=separators)
     return figure
 
@@ -114,7 +115,7 @@ def ratio_checks(checks: Sequence[Check]) -> list[Check]:
 
 def checks_ratio_figure(
     *, checks: Sequence[Check], names: Mapping[str, str], separators: str, labels: Mapping[str, str]
-) -> go.Figure:
+) -> AnyFigure:
     """Each logged number divided by kvcore's (1 = agree exactly), with the band vLLM's rounding allows.
 
     Bars coloured by status; error bars run from low/expected to high/expected.
@@ -128,8 +129,8 @@ def checks_ratio_figure(
     minus = [
         (r - float(check.low or 0.0) / e) if e else 0.0 for check, e, r in zip(drawn, expected, ratios, strict=True)
     ]
-    figure = go.Figure(
-        go.Bar(
+    figure = draw.figure(
+        draw.bar(
             x=[names.get(check.kind, check.kind) for check in drawn],
             y=ratios,
             marker={"color": [STATUS_COLORS[check.status] for check in drawn]},

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-import plotly.graph_objects as go
 
 import kvcore
+from charts import draw
+from charts.draw import AnyFigure
 from charts.style import COLORS, titled
 from charts.waterfall import waterfall_figure
 from kvcore.vllm_pool import PoolLog
@@ -37,11 +38,13 @@ def pool_waterfall_figure(
     separators: str = ".,",
     unit_bytes: float = kvcore.GiB,
     unit: str = "GiB",
-) -> go.Figure:
+    does_not_fit: str | None = None,
+) -> AnyFigure:
     """One GPU's memory, minus what vLLM's profiling counts, leaves the KV pool (the last bar, Plotly's total).
 
     ``charts.waterfall.waterfall_figure`` of the fields of kvcore's ``PoolLog`` (they add
-    up to the GPU, so the total is ``kv_pool_bytes``, below zero when nothing fits), in `unit`.
+    up to the GPU, so the total is ``kv_pool_bytes``), in `unit`; a pool below zero stands at zero, labelled
+    `does_not_fit`.
     """
     terms = [
         (labels["held_back"], log.held_back_bytes),
@@ -58,6 +61,7 @@ def pool_waterfall_figure(
         separators=separators,
         unit_bytes=unit_bytes,
         unit=unit,
+        does_not_fit=does_not_fit,
     )
 
 
@@ -69,15 +73,15 @@ def utilization_figure(
     current: PoolLog,
     labels: Mapping[str, str],
     separators: str = ".,",
-) -> go.Figure:
+) -> AnyFigure:
     """'GPU KV cache size' tokens against gpu_memory_utilization (blocks in the hover), the current u marked.
 
     `blocks` and `tokens` come from ``kvcore.vllm_pool.pool_tokens_curve`` over `utilization`;
     the dotted line is one request of max_model_len tokens: below it vLLM refuses to start.
     """
-    figure = go.Figure()
+    figure = draw.figure()
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=utilization,
             y=tokens,
             customdata=blocks,
@@ -91,7 +95,7 @@ def utilization_figure(
         )
     )
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=[utilization[0], utilization[-1]],
             y=[current.max_model_len, current.max_model_len],
             name=labels["request"],
@@ -101,7 +105,7 @@ def utilization_figure(
         )
     )
     figure.add_trace(
-        go.Scatter(
+        draw.scatter(
             x=[current.utilization],
             y=[current.tokens],
             customdata=[current.num_blocks],

@@ -15,12 +15,13 @@ they come from. From a ``kvcore.budget.MemoryBudget`` (names translated by the c
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 
-import plotly.graph_objects as go
-
 import kvcore
+from charts import draw
+from charts.draw import AnyFigure
 from charts.formatting import number
 from charts.style import COLORS, styled
 
@@ -49,14 +50,17 @@ def waterfall_figure(
     separators: str = ".,",
     unit_bytes: float = kvcore.GiB,
     unit: str = "GiB",
-) -> go.Figure:
+    does_not_fit: str | None = None,
+) -> AnyFigure:
     """`start` (a GPU's memory), minus every one of `terms`, leaves `result` (the KV pool): one bar each, in `unit`.
 
     Every bar is its bytes divided by `unit_bytes` (GiB by default, 10**9 for GB); the
     last bar is Plotly's running total, so it stands where start − Σ terms ends; its
     label and hover show `result`'s own bytes, which must be that difference (a budget's
-    parts add up to the card; ValueError otherwise). A negative result shows below zero:
-    the terms do not fit. Each bar's label is its number (two decimals, with the page's
+    parts add up to the card; ValueError otherwise). A negative result is never drawn as
+    a bar below zero: the terms that overshoot run below the zero line, and the result
+    stands at zero, labelled `does_not_fit` (the caller's translated "does not fit"; its
+    number when None). Each bar's label is its number (two decimals, with the page's
     `separators`) and `unit`. `labels` holds the translated ``WATERFALL_LABELS``; the
     y title must name `unit`.
     """
@@ -66,15 +70,22 @@ def waterfall_figure(
         raise ValueError(f"the waterfall's terms leave {left} bytes, not the {result[1]} bytes of {result[0]!r}")
     values = [value / unit_bytes for value in bars]
     shown = [*values, result[1] / unit_bytes]
-    figure = go.Figure(
-        go.Waterfall(
+    short = result[1] < 0
+    text = [f"{number(value, separators)} {unit}" for value in shown]
+    if short and does_not_fit is not None:
+        text[-1] = does_not_fit
+    lowest = min(0.0, *itertools.accumulate(values))
+    hover = f"<b>%{{x}}</b><br>%{{customdata:,.2f}} {unit}<extra></extra>"
+    figure = draw.figure(
+        draw.waterfall(
             x=[start[0], *(label for label, _ in terms), result[0]],
             y=[*values, 0.0],
-            measure=["relative"] * len(values) + ["total"],
-            text=[f"{number(value, separators)} {unit}" for value in shown],
+            # Short: the result restarts at zero ("absolute" 0) instead of Plotly's running total below it.
+            measure=["relative"] * len(values) + ["absolute" if short else "total"],
+            text=text,
             textposition="outside",
             customdata=shown,
-            hovertemplate=f"<b>%{{x}}</b><br>%{{customdata:,.2f}} {unit}<extra></extra>",
+            hovertemplate=[*([hover] * len(values)), f"<b>%{{x}}</b><br>{text[-1]}<extra></extra>"] if short else hover,
             increasing={"marker": {"color": MEMORY_COLOR}},
             decreasing={"marker": {"color": TAKEN_COLOR}},
             totals={"marker": {"color": COLORS["kv_cache"]}},
@@ -82,6 +93,6 @@ def waterfall_figure(
             cliponaxis=False,
         )
     )
-    figure.update_yaxes(range=[min(0.0, shown[-1]) * 1.25, values[0] * 1.15])
+    figure.update_yaxes(range=[lowest * 1.25, values[0] * 1.15])
     figure.update_layout(separators=separators, showlegend=False)
     return styled(figure, title=labels["title"], subtitle=labels["subtitle"], x_title="", y_title=labels["y_title"])

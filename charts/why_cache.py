@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 import kvcore
-from charts.style import COLORS, styled, titled
+from charts import draw
+from charts.draw import AnyFigure
+from charts.style import COLORS, log_axis, styled, titled
 from kvcore.attention import (
     GRID_CACHED,
     GRID_COMPUTED,
@@ -39,7 +39,7 @@ GRID_LABELS = (
     "token",
 )
 
-#: Without a cache in red (wasted work), with one in blue; the grid's four states.
+#: Without a cache in vermilion (wasted work), with one in blue; the grid's four states.
 WITHOUT_COLOR = COLORS["limit"]
 WITH_COLOR = COLORS["weights"]
 GRID_COLORS = {
@@ -66,12 +66,14 @@ def cumulative_work_figure(
     generated_tokens: int,
     labels: Mapping[str, str],
     separators: str = ".,",
-) -> go.Figure:
+    log_y: bool = False,
+) -> AnyFigure:
     """K/V projection FLOPs to generate 1 … N tokens, recomputing everything vs with a cache.
 
     Both curves are kvcore's (``kv_projection_flops_without_cache`` and
     ``…_with_cache``) for `model`; the hover adds the projection count (N(N+1)/2 or N).
-    The y title must name the unit (FLOP).
+    The y title must name the unit (FLOP). With `log_y` the y axis is logarithmic: the
+    cached curve, (N+1)/2 times lower, no longer lies flat along zero.
     """
     tokens = token_axis(generated_tokens)
     curves = {
@@ -86,7 +88,8 @@ def cumulative_work_figure(
             WITH_COLOR,
         ),
     }
-    return _work_figure(tokens, curves, x_hover=f"%{{x:,.0f}} {labels['tokens']}", labels=labels, separators=separators)
+    x_hover = f"%{{x:,.0f}} {labels['tokens']}"
+    return _work_figure(tokens, curves, x_hover=x_hover, labels=labels, separators=separators, log_y=log_y)
 
 
 def step_work_figure(
@@ -95,11 +98,12 @@ def step_work_figure(
     generated_tokens: int,
     labels: Mapping[str, str],
     separators: str = ".,",
-) -> go.Figure:
+    log_y: bool = False,
+) -> AnyFigure:
     """K/V projection FLOPs of step t alone, for t = 1 … N: growing like t without a cache, flat with one.
 
     Values from kvcore's ``kv_projection_flops_at_step``; the hover adds the projection
-    count (t or 1).
+    count (t or 1). `log_y` makes the y axis logarithmic (``cumulative_work_figure``).
     """
     steps = token_axis(generated_tokens)
     curves = {
@@ -110,7 +114,8 @@ def step_work_figure(
         )
         for name, cached, color in (("without", False, WITHOUT_COLOR), ("with", True, WITH_COLOR))
     }
-    return _work_figure(steps, curves, x_hover=f"{labels['step']} %{{x:,.0f}}", labels=labels, separators=separators)
+    x_hover = f"{labels['step']} %{{x:,.0f}}"
+    return _work_figure(steps, curves, x_hover=x_hover, labels=labels, separators=separators, log_y=log_y)
 
 
 def _work_figure(
@@ -120,17 +125,18 @@ def _work_figure(
     x_hover: str,
     labels: Mapping[str, str],
     separators: str,
-) -> go.Figure:
+    log_y: bool = False,
+) -> AnyFigure:
     """K/V projection FLOPs against `x` (tokens or steps), one curve per ``name: (FLOPs, projections, colour)``.
 
     Every point gets a marker while `x` ends at ``MARKERS_UP_TO`` or below; the hover
     shows `x_hover`, the projection count and the FLOPs (SI prefixes).
     """
     mode = "lines+markers" if x[-1] <= MARKERS_UP_TO else "lines"
-    figure = go.Figure()
+    figure = draw.figure()
     for name, (flops, projections, color) in curves.items():
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=x,
                 y=flops,
                 customdata=projections,
@@ -144,17 +150,20 @@ def _work_figure(
             )
         )
     figure.update_xaxes(rangemode="tozero")
-    figure.update_yaxes(rangemode="tozero", tickformat="~s")
+    if log_y:
+        figure.update_yaxes(log_axis([trace["y"] for trace in figure.data], separators=separators))
+    else:
+        figure.update_yaxes(rangemode="tozero", tickformat="~s")
     return titled(figure, labels, separators=separators)
 
 
-def token_grid_figure(*, steps: int, labels: Mapping[str, str], separators: str = ".,") -> go.Figure:
+def token_grid_figure(*, steps: int, labels: Mapping[str, str], separators: str = ".,") -> AnyFigure:
     """Two grids side by side, without and with a cache: rows are steps, columns token positions.
 
     Cells hold kvcore's ``projection_grid`` codes, coloured by state (not yet, computed
     now, read from the cache, recomputed); a legend entry per state explains the colours.
     """
-    figure = make_subplots(
+    figure = draw.subplots(
         rows=1, cols=2, subplot_titles=(labels["without"], labels["with"]), horizontal_spacing=0.08, shared_yaxes=True
     )
     codes = sorted(GRID_COLORS)
@@ -167,7 +176,7 @@ def token_grid_figure(*, steps: int, labels: Mapping[str, str], separators: str 
         grid = projection_grid(steps, cached=cached)
         words = np.vectorize(lambda code: labels[GRID_NAMES[int(code)]])(grid)
         figure.add_trace(
-            go.Heatmap(
+            draw.heatmap(
                 z=grid,
                 x=positions,
                 y=positions,
@@ -187,7 +196,7 @@ def token_grid_figure(*, steps: int, labels: Mapping[str, str], separators: str 
         )
     for code in (GRID_COMPUTED, GRID_CACHED, GRID_RECOMPUTED, GRID_NOT_YET):  # legend: one square per state
         figure.add_trace(
-            go.Scatter(
+            draw.scatter(
                 x=[None],
                 y=[None],
                 mode="markers",

@@ -33,7 +33,8 @@ Numbers
 -------
 Digits 0-9 only (no spelled numbers: "doze" is ``not_a_number``), an optional
 sign (negative values are rejected: no asked quantity is negative), an optional
-exponent ("1.2e3"). Separators, by rule:
+exponent ("1.2e3"), and simple fractions of two such numbers ("1/2 GiB" = 0.5 GiB,
+"3/4" = 0.75; a zero denominator or "1/2/3" is ``not_a_number``). Separators, by rule:
 
 1. Spaces (also no-break and thin spaces) group thousands: "1 234" = 1234, "1 234,5" = 1234.5.
 2. Both "." and "," present: the last one is the decimal mark, the other groups
@@ -78,6 +79,11 @@ Verdict codes (``Verdict.code``)
   A factor within twice the tolerance of 1, or a whole count within one of the
   expected count, is noise and not recognised. ``factor`` is given / expected
   rounded to that factor (0.5: half), ``factor_name`` its name.
+* ``known_mistake`` — wrong, but within tolerance (at least 2 %) of what a named slip gives:
+  ``check_answer``'s `mistakes` ({"no_kv_read": 15.93}, in the expected unit; ``course.mistakes``
+  works them out with kvcore). ``mistake`` is its name, ``mistake_value`` its answer. A mistake
+  and a factor compete: the one closer to the answer wins (the exercise's own factors, then the
+  mistakes, then the common factors on a tie).
 * ``wrong`` — anything else; ``ratio`` = given / expected (None when 0 was expected).
 * ``unparseable`` — no number could be read (``parse_status`` says why).
 * ``empty`` — nothing typed. ``wrong_dimension`` — a quantity of another kind (a
@@ -127,6 +133,7 @@ VERDICT_CODES = (
     "right_in_other_unit",
     "right_value_wrong_unit_name",
     "off_by_factor",
+    "known_mistake",
     "wrong",
     "unparseable",
     "empty",
@@ -261,6 +268,8 @@ _NUMBER = re.compile(
     """,
     re.VERBOSE | re.ASCII,
 )
+#: The denominator of a simple fraction, right after the numerator: "/2", " / 4".
+_FRACTION = re.compile(r"\s*/\s*(?P<mantissa>[0-9]+(?:[.,][0-9]+)?)(?P<exponent>[eE][+-]?[0-9]+)?(?![0-9.,])", re.ASCII)
 _SPACES = re.compile(r"\s+")
 _BITS_SPELLING = re.compile(r"(^b$)|[KMGTP]i?b")
 
@@ -308,6 +317,8 @@ class Verdict:
     ratio: float | None = None
     factor: float | None = None
     factor_name: str | None = None
+    mistake: str | None = None
+    mistake_value: float | None = None
     other_unit: str | None = None
     expected_in_other_unit: float | None = None
     given_choice: str | None = None
@@ -366,7 +377,17 @@ def parse_answer(text: str, *, dimension: str, lang: str) -> ParsedAnswer:
     texts, flags = numbers
     exponent = match.group("exponent") or ""
     values = [float(number + exponent) for number in texts]
-    unit_text = cleaned[match.end() :].strip().rstrip(".!").strip()
+    end = match.end()
+    fraction = _FRACTION.match(cleaned, end)
+    if fraction is not None:  # "1/2 GiB": a simple fraction of two numbers
+        denominator = _number_readings(fraction.group("mantissa"), lang)
+        if denominator is None or len(denominator[0]) * len(texts) != 1 or cleaned[fraction.end() :].startswith("/"):
+            return ParsedAnswer(status="not_a_number", dimension=dimension)
+        below = float(denominator[0][0] + (fraction.group("exponent") or ""))
+        if below == 0:
+            return ParsedAnswer(status="not_a_number", dimension=dimension)
+        values, flags, end = [values[0] / below], flags + denominator[1], fraction.end()
+    unit_text = cleaned[end:].strip().rstrip(".!").strip()
     units = _read_units(unit_text, dimension)
     if units is None:
         return ParsedAnswer(status="unknown_unit", dimension=dimension, flags=flags)
@@ -393,11 +414,13 @@ def check_answer(
     expected_unit: str,
     tolerance_rel: float,
     factors: Mapping[str, float] | None = None,
+    mistakes: Mapping[str, float] | None = None,
 ) -> Verdict:
     """Compare a parsed answer with the expected quantity (`expected_value` in `expected_unit`).
 
     `expected_unit` is a unit id, or the right choice id for a choice question.
-    `factors` names the exercise's own recognisable slips ({"gqa_group": 4.0}).
+    `factors` names the exercise's own recognisable slips ({"gqa_group": 4.0}); `mistakes`
+    the answers named slips give, in `expected_unit` ({"no_kv_read": 15.93}).
     Codes and their numbers in the module docstring.
 
     >>> check_answer(parse_answer("16.06 GiB", dimension="memory", lang="en"),
@@ -426,7 +449,8 @@ def check_answer(
         return replace(base, code="unparseable")
     _unit(expected_unit)
     extra = tuple((factors or {}).items())
-    verdicts = tuple(_check_reading(reading, base, tolerance_rel, extra) for reading in parsed.readings)
+    slips = tuple((mistakes or {}).items())
+    verdicts = tuple(_check_reading(reading, base, tolerance_rel, extra, slips) for reading in parsed.readings)
     if len(verdicts) == 1:
         return verdicts[0]
     codes = {verdict.code for verdict in verdicts}
@@ -436,7 +460,11 @@ def check_answer(
 
 
 def _check_reading(
-    reading: Reading, base: Verdict, tolerance: float, factors: tuple[tuple[str, float], ...]
+    reading: Reading,
+    base: Verdict,
+    tolerance: float,
+    factors: tuple[tuple[str, float], ...],
+    mistakes: tuple[tuple[str, float], ...] = (),
 ) -> Verdict:
     """The verdict for one reading (see ``check_answer``)."""
     expected, expected_unit = base.expected_value, base.expected_unit
@@ -468,9 +496,21 @@ def _check_reading(
             expected_in_other_unit=convert(expected, expected_unit, slip),
         )
     common = () if target.dimension == RATIO else COMMON_FACTORS
-    found = _recognised_factor(given, expected, factors + common, tolerance, whole=target.dimension == COUNT)
+    whole = target.dimension == COUNT
+    # Each candidate: (how far the answer is from what the slip gives, tie order, verdict).
+    candidates = []
+    found = _recognised_factor(given, expected, factors, tolerance, whole=whole)
     if found is not None:
-        return replace(verdict, code="off_by_factor", factor_name=found[0], factor=found[1])
+        candidates.append((found[2], 0, replace(verdict, code="off_by_factor", factor_name=found[0], factor=found[1])))
+    slip_found = _recognised_mistake(given, expected, mistakes, tolerance, whole=whole)
+    if slip_found is not None:
+        name, value, distance = slip_found
+        candidates.append((distance, 1, replace(verdict, code="known_mistake", mistake=name, mistake_value=value)))
+    found = _recognised_factor(given, expected, common, tolerance, whole=whole)
+    if found is not None:
+        candidates.append((found[2], 2, replace(verdict, code="off_by_factor", factor_name=found[0], factor=found[1])))
+    if candidates:
+        return min(candidates, key=lambda candidate: candidate[:2])[2]
     return replace(verdict, code="wrong")
 
 
@@ -493,8 +533,10 @@ def _unit_name_slip(
 
 def _recognised_factor(
     given: float, expected: float, factors: tuple[tuple[str, float], ...], tolerance: float, *, whole: bool
-) -> tuple[str, float] | None:
-    """(name, factor) whose factor or inverse is closest to given / expected; None if none fits.
+) -> tuple[str, float, float] | None:
+    """(name, factor, distance) whose factor or inverse is closest to given / expected; None if none fits.
+
+    distance = |ratio / factor − 1|, so that a factor and a mistake can be compared.
 
     A factor counts only if it stands out of the noise: more than twice the tolerance
     away from 1 and, for whole counts, an answer more than one away from the expected
@@ -514,7 +556,30 @@ def _recognised_factor(
                 candidate = (abs(ratio / target - 1.0), order, name, target)
                 if best is None or candidate[:2] < best[:2]:
                     best = candidate
-    return None if best is None else (best[2], best[3])
+    return None if best is None else (best[2], best[3], best[0])
+
+
+def _recognised_mistake(
+    given: float, expected: float, mistakes: tuple[tuple[str, float], ...], tolerance: float, *, whole: bool
+) -> tuple[str, float, float] | None:
+    """(name, its answer, distance) of the mistake whose answer is closest to `given`; None if none is close.
+
+    The same noise rules as a factor: a mistake whose answer is within twice the tolerance
+    of the right one explains nothing, nor does a whole count within one of the expected one;
+    it must match within max(tolerance, FACTOR_TOLERANCE): |given / its answer − 1|.
+    """
+    if whole and abs(given - expected) <= 1:
+        return None
+    match_tolerance = max(tolerance, FACTOR_TOLERANCE)
+    best: tuple[float, int, str, float] | None = None
+    for order, (name, value) in enumerate(mistakes):
+        if not (math.isfinite(value) and value > 0) or _close(value, expected, 2 * tolerance):
+            continue
+        if _close(given, value, match_tolerance):
+            candidate = (abs(given / value - 1.0), order, name, float(value))
+            if best is None or candidate[:2] < best[:2]:
+                best = candidate
+    return None if best is None else (best[2], best[3], best[0])
 
 
 def _close(value: float, expected: float, tolerance: float) -> bool:

@@ -4,10 +4,14 @@ A ``Question`` is a plain record: its id, the lesson page that shows the answer,
 catalogue keys of its text, options and explanation (i18n/*/quiz.json, both
 languages), which option is right, and the name of the computed fact whose numbers
 its texts need (``course.facts``), if any. Wrong options are the mistakes people make
-(MHA instead of GQA, K without V, GB for GiB), computed by the same fact.
+(MHA instead of GQA, K without V, GB for GiB, one token per block), computed by
+the same fact, and worded as specifically as the right one: the right option must not be
+the one long, detailed answer among short ones.
 
 Adding a question: one record here and its texts in both catalogues
-(tests/course/test_quiz.py checks the keys, the one right option and the fact's placeholders).
+(tests/course/test_quiz_content.py checks the keys, the one right option and the fact's
+placeholders; tests/course/test_quiz_balance.py checks that across the bank the right
+option is the longest no more often than chance, and never 1.5× the median wrong one).
 """
 
 from __future__ import annotations

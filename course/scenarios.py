@@ -6,6 +6,13 @@ which are also its URL parameters; ``model`` and ``gpu`` are the sidebar's picke
 (ids of data/models.csv and data/gpus.csv). ``ui.lesson.scenario_buttons(stem)`` draws
 ``SCENARIOS[stem]``, in the order given here (page tests click them by position).
 
+Every control of the page is either set by a scenario (``values``) or left to the
+learner on purpose (``keeps``): a scenario clicked after another then shows exactly
+what it shows on a fresh page (tests/app/test_presets.py holds every page to that).
+A scenario that is meant not to fit (a story about running out of memory) names the
+sentence that says so (``note_key``), shown at the top of the page while its values
+are in place.
+
 The figures come from the seed texts through ``course.seeds`` wherever a seed tells
 the story; each help text (the ``help_key``) tells the learner where a scenario comes
 from, and the comment beside it says the same for the reader of this file. The
@@ -20,6 +27,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from course import seeds
+from kvcore.budget import DEFAULT_OVERHEAD_BYTES
+from kvcore.timing import DEFAULT_MBU, TYPICAL_MBU, TYPICAL_MFU
 from kvcore.units import GiB
 from kvcore.variants import DEFAULT_MLA_RANK, DEFAULT_MLA_ROPE_DIM
 from kvcore.vllm_versions import NEWEST_RELEASE as NEWEST_VLLM
@@ -41,6 +50,10 @@ class Scenario:
     label_key: str
     values: Mapping[str, object]
     help_key: str | None = None
+    #: Controls the scenario leaves as the learner set them, on purpose (a view switch, an unrelated experiment).
+    keeps: frozenset[str] = frozenset()
+    #: The catalogue key of "this does not fit, on purpose, because…", for a scenario meant not to fit.
+    note_key: str | None = None
 
 
 def _values(**values: object) -> Mapping[str, object]:
@@ -55,13 +68,16 @@ def _with(base: Mapping[str, object], **changes: object) -> Mapping[str, object]
 
 # ---------------------------------------------------------------- values other code reads too (slider defaults)
 
-#: The vLLM paper's ShareGPT on OPT (``seeds.SHAREGPT_ON_OPT``), as the paged-attention widgets' values.
+#: The paged-attention pool: 262,144 token slots (vLLM prints it as "GPU KV cache size: N tokens").
+_PAGED_POOL_TOKENS = 262_144
+#: The vLLM paper's ShareGPT on OPT (``seeds.SHAREGPT_ON_OPT``) in that pool, as the paged-attention widgets' values.
 PAGED_ATTENTION_SHAREGPT = _values(
     pa_mean=int(seeds.SHAREGPT_ON_OPT.mean_tokens),
     pa_spread=seeds.SHAREGPT_ON_OPT.spread,
     pa_max_len=seeds.SHAREGPT_ON_OPT.max_model_len,
     pa_block=seeds.SHAREGPT_ON_OPT.block_size,
     pa_requests=seeds.SHAREGPT_ON_OPT.n_requests,
+    pa_pool=_PAGED_POOL_TOKENS,
     pa_seed=seeds.SHAREGPT_ON_OPT.seed,
 )
 #: Seed 002's 100 requests sharing a 2,000-token system prompt (``seeds.SEED_002_PREFIX``).
@@ -116,13 +132,46 @@ _SIZING_DASHBOARD = _values(
 )
 #: Llama 3.1 8B in BF16 with its own head dim; "fa_values_model" (not a widget) names the model those belong to.
 _FLASH_LLAMA = _values(model="llama-3.1-8b", fa_values_model="llama-3.1-8b", fa_head_dim=128, fa_dtype="bf16")
-#: Seed 004's agent: Llama 3.1 70B with 1M tokens on H100s, sharded over 8.
+#: Seed 004's agent: Llama 3.1 70B with 1M tokens on H100s, sharded over 8, a BF16 cache, a 1,000-token answer and
+#: the whole card, as the seed's ledger counts it.
 _AGENT_SEED_004 = _values(
     model=seeds.SEED_MODEL_ID,
     gpu=seeds.SEED_GPU_ID,
     ag_context=seeds.SEED_CONTEXT_TOKENS,
     ag_gpus=seeds.SEED_SHARDS,
+    ag_kv_dtype="bf16",
+    ag_answer=seeds.SEED_ANSWER_TOKENS,
+    ag_util=1.0,
 )
+#: The agent page's attention sample (concentration, share kept) is an experiment of its own: the learner's.
+_AGENT_KEEPS = frozenset({"ag_concentration", "ag_keep"})
+#: The memory calculator's architecture sliders at a Llama 3.1 model's own values (both have head dim 128;
+#: 32 layers for 8B, 80 for 70B: data/models.csv), and the shared default overhead.
+_MEMORY_8B = _values(
+    mem_values_model=seeds.SEED_000_MODEL_ID, mem_head_dim=128, mem_layers=32, mem_overhead=DEFAULT_OVERHEAD_BYTES / GiB
+)
+_MEMORY_70B = _values(
+    mem_values_model=seeds.SEED_002_STORY.model_id,
+    mem_head_dim=128,
+    mem_layers=80,
+    mem_overhead=DEFAULT_OVERHEAD_BYTES / GiB,
+)
+#: The attention-variants page: MLA's latent at DeepSeek-V3's size unless a scenario says otherwise; the log axis
+#: is a way of looking and the card is the learner's (the page compares bytes per token).
+_VARIANTS_MLA = _values(av_rank=DEFAULT_MLA_RANK, av_rope=DEFAULT_MLA_ROPE_DIM)
+_VARIANTS_KEEPS = frozenset({"av_log", "gpu"})
+#: Prefill and decode at kvcore's typical efficiencies in BF16; the price of a GPU-hour is the learner's.
+_PREFILL_TYPICAL = _values(pd_weights="bf16", pd_mfu=TYPICAL_MFU, pd_mbu=TYPICAL_MBU)
+_PREFILL_KEEPS = frozenset({"pd_price"})
+#: Paging and prefix sharing do not depend on the model's size: the sidebar's model and GPU stay the learner's
+#: (they only scale the bytes); so do the provider's prices and shortest cacheable prompt on the prefix-caching page.
+_SIDEBAR_KEEPS = frozenset({"model", "gpu"})
+_PREFIX_KEEPS = _SIDEBAR_KEEPS | {"pc_price", "pc_read", "pc_write", "pc_min_cacheable"}
+#: The quantization page's synthetic error demo (outlier scale, per-channel switch) is the learner's.
+_QUANTIZATION_KEEPS = frozenset({"kq_outlier", "kq_per_channel"})
+#: The why-cache grid at its default size; the log axis is a way of looking, the learner's.
+_WHY_GRID_STEPS = 8
+_WHY_KEEPS = frozenset({"wc_log"})
 
 
 # ---------------------------------------------------------------- every lesson's row of buttons
@@ -131,16 +180,16 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
     {
         "agent_1m": (
             # Seed 004's ledger as it counts it: BF16 cache, a 1,000-token answer, the whole card.
-            Scenario(
-                label_key="agent_1m.preset_seed",
-                values=_with(_AGENT_SEED_004, ag_kv_dtype="bf16", ag_answer=seeds.SEED_ANSWER_TOKENS, ag_util=1.0),
-            ),
+            Scenario(label_key="agent_1m.preset_seed", values=_AGENT_SEED_004, keeps=_AGENT_KEEPS),
             # Seed 004, "O que dá para fazer hoje": FP8 halves the bytes per token.
-            Scenario(label_key="agent_1m.preset_fp8", values=_with(_AGENT_SEED_004, ag_kv_dtype="fp8")),
-            # MLA against the seed's GQA: DeepSeek-V3's latent at the same million tokens.
+            Scenario(
+                label_key="agent_1m.preset_fp8", values=_with(_AGENT_SEED_004, ag_kv_dtype="fp8"), keeps=_AGENT_KEEPS
+            ),
+            # MLA against the seed's GQA: DeepSeek-V3's latent at the same million tokens, on 8 H200s.
             Scenario(
                 label_key="agent_1m.preset_mla",
-                values=_values(model="deepseek-v3", gpu="h200", ag_context=1_000_000, ag_kv_dtype="bf16", ag_gpus=8),
+                values=_with(_AGENT_SEED_004, model="deepseek-v3", gpu="h200"),
+                keeps=_AGENT_KEEPS,
             ),
         ),
         "attention_variants": (
@@ -148,46 +197,54 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
             Scenario(
                 label_key="attention_variants.preset_seed002",
                 help_key="attention_variants.preset_seed002_help",
-                values=_values(
+                values=_with(
+                    _VARIANTS_MLA,
                     model=seeds.SEED_002_GQA_TABLE_MODEL_ID,
                     av_gqa_heads=8,
                     av_context=4096,
                     av_users=1,
                     av_dtype="fp16",
                 ),
+                keeps=_VARIANTS_KEEPS,
             ),
             # Seed 000's table at 128k tokens: MHA 64 GiB, GQA 16 GiB.
             Scenario(
                 label_key="attention_variants.preset_seed000",
                 help_key="attention_variants.preset_seed000_help",
-                values=_values(
+                values=_with(
+                    _VARIANTS_MLA,
                     model=seeds.SEED_000_MODEL_ID,
                     av_gqa_heads=8,
                     av_context=seeds.SEED_000_CONTEXT_TOKENS[-1],
                     av_users=1,
                     av_dtype="fp16",
                 ),
+                keeps=_VARIANTS_KEEPS,
             ),
-            # Seed 002's MLA, with DeepSeek-V3's own latent (rank 512 + 64 RoPE values).
+            # Seed 002's MLA, with DeepSeek-V3's own latent (rank 512 + 64 RoPE values). Its weights fit on no single
+            # card, so no user fits on the page's one GPU: on purpose, the scenario is about bytes per token.
             Scenario(
                 label_key="attention_variants.preset_deepseek",
                 help_key="attention_variants.preset_deepseek_help",
-                values=_values(
+                values=_with(
+                    _VARIANTS_MLA,
                     model=seeds.SEED_002_MLA_MODEL_ID,
-                    gpu="h200",
                     av_gqa_heads=8,
                     av_context=131072,
                     av_users=1,
-                    av_rank=DEFAULT_MLA_RANK,
-                    av_rope=DEFAULT_MLA_ROPE_DIM,
                     av_dtype="bf16",
                 ),
+                keeps=_VARIANTS_KEEPS,
+                note_key="attention_variants.note_deepseek",
             ),
             # Seed 002's MQA row ("Falcon"): 71 query heads share one K/V head.
             Scenario(
                 label_key="attention_variants.preset_falcon",
                 help_key="attention_variants.preset_falcon_help",
-                values=_values(model="falcon-7b", av_gqa_heads=1, av_context=2048, av_users=1, av_dtype="bf16"),
+                values=_with(
+                    _VARIANTS_MLA, model="falcon-7b", av_gqa_heads=1, av_context=2048, av_users=1, av_dtype="bf16"
+                ),
+                keeps=_VARIANTS_KEEPS,
             ),
         ),
         "decode_speed": (
@@ -202,6 +259,7 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
                     ds_tp=1,
                     ds_kv_dtype="bf16",
                     ds_weights_dtype="bf16",
+                    ds_mbu=DEFAULT_MBU,
                 ),
             ),
             Scenario(
@@ -214,6 +272,7 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
                     ds_tp=8,
                     ds_kv_dtype="bf16",
                     ds_weights_dtype="bf16",
+                    ds_mbu=DEFAULT_MBU,
                 ),
             ),
             Scenario(
@@ -226,6 +285,7 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
                     ds_tp=1,
                     ds_kv_dtype="bf16",
                     ds_weights_dtype="bf16",
+                    ds_mbu=DEFAULT_MBU,
                 ),
             ),
         ),
@@ -240,6 +300,7 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
                 label_key="flash_attention.preset_128k",
                 help_key="flash_attention.preset_128k_help",
                 values=_with(_FLASH_LLAMA, gpu=seeds.SEED_002_SRAM_GPU_ID, fa_tokens=131072, fa_heads=32, fa_batch=1),
+                note_key="flash_attention.note_128k",
             ),
             # Seed 002's SRAM vs HBM: one head of 4k tokens in BF16 is 32 MiB of scores, about the H100's SRAM.
             Scenario(
@@ -261,8 +322,10 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
                     kq_group=128,
                     kq_weights="bf16",
                 ),
+                keeps=_QUANTIZATION_KEEPS,
             ),
-            # Seed 004's million tokens, as the slider's 2**20.
+            # Seed 004's million tokens, as the slider's 2**20. The 70B's BF16 weights leave no room for any cache on
+            # one H100 (the page has one card): on purpose, the scenario compares the bytes of each format.
             Scenario(
                 label_key="kv_quantization.preset_seed004",
                 help_key="kv_quantization.preset_seed004_help",
@@ -274,6 +337,8 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
                     kq_group=128,
                     kq_weights="bf16",
                 ),
+                keeps=_QUANTIZATION_KEEPS,
+                note_key="kv_quantization.note_seed004",
             ),
             # Seed 000's 12 GB card, with users of 8k tokens.
             Scenario(
@@ -287,14 +352,17 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
                     kq_group=128,
                     kq_weights="int8",
                 ),
+                keeps=_QUANTIZATION_KEEPS,
             ),
         ),
         "memory": (
-            # Seed 000's outage: two 20k-token PDFs on a 12 GB card.
+            # Seed 000's outage: two 20k-token PDFs on a 12 GB card (on purpose, the cache does not fit).
             Scenario(
                 label_key="memory.preset_pdf",
                 help_key="memory.preset_pdf_help",
-                values=_values(
+                note_key="memory.note_pdf",
+                values=_with(
+                    _MEMORY_8B,
                     model=seeds.SEED_000_MODEL_ID,
                     gpu=seeds.SEED_000_OUTAGE_SERVER.gpu_id,
                     context=seeds.SEED_000_OUTAGE.pdf_tokens,
@@ -308,7 +376,8 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
             Scenario(
                 label_key="memory.preset_gqa",
                 help_key="memory.preset_gqa_help",
-                values=_values(
+                values=_with(
+                    _MEMORY_8B,
                     model=seeds.SEED_000_MODEL_ID,
                     gpu="h100-sxm",
                     context=seeds.SEED_000_CONTEXT_TOKENS[-1],
@@ -321,7 +390,8 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
             Scenario(
                 label_key="memory.preset_mha",
                 help_key="memory.preset_mha_help",
-                values=_values(
+                values=_with(
+                    _MEMORY_8B,
                     model=seeds.SEED_000_MODEL_ID,
                     gpu="h100-sxm",
                     context=seeds.SEED_000_CONTEXT_TOKENS[-1],
@@ -331,11 +401,13 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
                     weights_dtype="bf16",
                 ),
             ),
-            # Seed 002's one-user story: 70B in FP16 at 128k on H100s.
+            # Seed 002's one-user story: 70B in FP16 at 128k on H100s (on purpose, the weights outgrow one card).
             Scenario(
                 label_key="memory.preset_70b",
                 help_key="memory.preset_70b_help",
-                values=_values(
+                note_key="memory.note_70b",
+                values=_with(
+                    _MEMORY_70B,
                     model=seeds.SEED_002_STORY.model_id,
                     gpu=seeds.SEED_002_STORY.gpu_id,
                     context=seeds.SEED_002_STORY.context_tokens,
@@ -351,17 +423,20 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
                 label_key="paged_attention.preset_sharegpt",
                 help_key="paged_attention.preset_sharegpt_help",
                 values=PAGED_ATTENTION_SHAREGPT,
+                keeps=_SIDEBAR_KEEPS,
             ),
             # Seed 000's "300 tokens" against a 128k reservation: short chats on a long-context model.
             Scenario(
                 label_key="paged_attention.preset_128k",
                 help_key="paged_attention.preset_128k_help",
                 values=_with(PAGED_ATTENTION_SHAREGPT, pa_mean=800, pa_spread=1.0, pa_max_len=131072, pa_pool=1048576),
+                keeps=_SIDEBAR_KEEPS,
             ),
             Scenario(
                 label_key="paged_attention.preset_block_128",
                 help_key="paged_attention.preset_block_128_help",
                 values=_with(PAGED_ATTENTION_SHAREGPT, pa_block=128),
+                keeps=_SIDEBAR_KEEPS,
             ),
         ),
         "prefill_decode": (
@@ -369,22 +444,49 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
             Scenario(
                 label_key="prefill_decode.preset_chat",
                 help_key="prefill_decode.preset_chat_help",
-                values=_values(model="llama-3.1-8b", gpu="h100-sxm", pd_prompt=1024, pd_output=300, pd_batch=1),
+                values=_with(
+                    _PREFILL_TYPICAL,
+                    model="llama-3.1-8b",
+                    gpu="h100-sxm",
+                    pd_prompt=1024,
+                    pd_output=300,
+                    pd_batch=1,
+                ),
+                keeps=_PREFILL_KEEPS,
             ),
             Scenario(
                 label_key="prefill_decode.preset_summary",
                 help_key="prefill_decode.preset_summary_help",
-                values=_values(model="llama-3.1-8b", gpu="h100-sxm", pd_prompt=32768, pd_output=500, pd_batch=1),
+                values=_with(
+                    _PREFILL_TYPICAL,
+                    model="llama-3.1-8b",
+                    gpu="h100-sxm",
+                    pd_prompt=32768,
+                    pd_output=500,
+                    pd_batch=1,
+                ),
+                keeps=_PREFILL_KEEPS,
             ),
             Scenario(
                 label_key="prefill_decode.preset_batch",
                 help_key="prefill_decode.preset_batch_help",
-                values=_values(model="llama-3.1-8b", gpu="h100-sxm", pd_prompt=1024, pd_output=300, pd_batch=64),
+                values=_with(
+                    _PREFILL_TYPICAL,
+                    model="llama-3.1-8b",
+                    gpu="h100-sxm",
+                    pd_prompt=1024,
+                    pd_output=300,
+                    pd_batch=64,
+                ),
+                keeps=_PREFILL_KEEPS,
             ),
-            # Seed 004's "cerca de 300 FLOPs ... para cada byte": the datasheet's full speed (MFU = MBU = 1).
+            # Seed 004's "cerca de 300 FLOPs ... para cada byte": the datasheet's full speed (MFU = MBU = 1). The seed's
+            # 70B in BF16 does not fit on one H100: on purpose, the ridge is the GPU's, whatever the model.
             Scenario(
                 label_key="prefill_decode.preset_ridge",
                 help_key="prefill_decode.preset_ridge_help",
+                keeps=_PREFILL_KEEPS,
+                note_key="prefill_decode.note_ridge",
                 values=_values(
                     model=seeds.SEED_MODEL_ID,
                     gpu=seeds.SEED_GPU_ID,
@@ -402,21 +504,30 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
                 label_key="prefix_caching.preset_seed",
                 help_key="prefix_caching.preset_seed_help",
                 values=PREFIX_CACHING_SEED_002,
+                keeps=_PREFIX_KEEPS,
             ),
             # A prefix shorter than one block shares nothing; requests slower than the seed's 5-minute TTL miss.
             Scenario(
                 label_key="prefix_caching.preset_short",
                 help_key="prefix_caching.preset_short_help",
                 values=_with(PREFIX_CACHING_SEED_002, pc_prefix=12),
+                keeps=_PREFIX_KEEPS,
             ),
             Scenario(
                 label_key="prefix_caching.preset_slow",
                 help_key="prefix_caching.preset_slow_help",
                 values=_with(PREFIX_CACHING_SEED_002, pc_interval=600),
+                keeps=_PREFIX_KEEPS,
             ),
         ),
         "sizing": (
-            Scenario(label_key="sizing.preset_pdf", help_key="sizing.preset_pdf_help", values=SIZING_SEED_000_OUTAGE),
+            # The outage: on purpose, the two PDFs ask for more cache than the pool holds.
+            Scenario(
+                label_key="sizing.preset_pdf",
+                help_key="sizing.preset_pdf_help",
+                values=SIZING_SEED_000_OUTAGE,
+                note_key="sizing.note_pdf",
+            ),
             # Seed 000's dashboard, then its one user of 128k tokens on the same server.
             Scenario(
                 label_key="sizing.preset_dashboard",
@@ -437,6 +548,7 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
                 label_key="vllm_pool.preset_issue_29k",
                 help_key="vllm_pool.preset_issue_29k_help",
                 values=_with(VLLM_POOL_ISSUE, vp_max_model_len=29000),
+                note_key="vllm_pool.note_issue_29k",
             ),
             # Tensor parallelism: seed 004's 70B over 4 H100s; DeepSeek-V3's latent replicated over 8 H200s.
             Scenario(
@@ -469,12 +581,14 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
             Scenario(
                 label_key="why_cache.preset_small",
                 help_key="why_cache.preset_small_help",
-                values=_values(wc_tokens=8, wc_steps=8),
+                values=_values(wc_tokens=8, wc_steps=_WHY_GRID_STEPS),
+                keeps=_SIDEBAR_KEEPS | _WHY_KEEPS,
             ),
             Scenario(
                 label_key="why_cache.preset_chat",
                 help_key="why_cache.preset_chat_help",
-                values=_values(wc_tokens=seeds.SEED_000_RECOMPUTE_TOKENS),
+                values=_values(wc_tokens=seeds.SEED_000_RECOMPUTE_TOKENS, wc_steps=_WHY_GRID_STEPS),
+                keeps=_SIDEBAR_KEEPS | _WHY_KEEPS,
             ),
             Scenario(
                 label_key="why_cache.preset_pdf",
@@ -483,7 +597,9 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
                     model=seeds.SEED_000_MODEL_ID,
                     gpu=seeds.SEED_000_OUTAGE_SERVER.gpu_id,
                     wc_tokens=seeds.SEED_000_PDF_TOKENS,
+                    wc_steps=_WHY_GRID_STEPS,
                 ),
+                keeps=_WHY_KEEPS,
             ),
         ),
     }

@@ -33,6 +33,7 @@ from .ollama import *  # noqa: F403
 from .paging import *  # noqa: F403
 from .params import *  # noqa: F403
 from .quantization import *  # noqa: F403
+from .reads import *  # noqa: F403
 from .scheduler import *  # noqa: F403
 from .sglang import *  # noqa: F403
 from .timing import *  # noqa: F403

@@ -18,6 +18,7 @@ course material: ``course.seeds``. This module computes the ledger for any model
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +44,7 @@ __all__ = [
     "cumulative_mass",
     "kept_cache_bytes",
     "ledger",
+    "ledgers",
     "mass_verdict",
     "smallest_tensor_parallel",
     "synthetic_attention",
@@ -151,54 +153,113 @@ def ledger(
     seed's way), then with the cache growing, then with the weights. Sharded:
     the same bytes over `shards` GPUs (KV heads replicated when shards > KV heads,
     so the fleet may move more, never less). The ridge point uses BF16 dense peak.
+    One format of :func:`ledgers`, which holds the arithmetic.
+    """
+    return ledgers(
+        model,
+        gpu,
+        context_tokens=context_tokens,
+        kv_bytes_per_value=[kv_bytes_per_value],
+        weight_bytes_per_param=weight_bytes_per_param,
+        shards=shards,
+        answer_tokens=answer_tokens,
+        utilization=utilization,
+    )[0]
+
+
+def ledgers(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    *,
+    context_tokens: float,
+    kv_bytes_per_value: Sequence[float],
+    weight_bytes_per_param: float = 2.0,
+    shards: int = 1,
+    answer_tokens: int = 1_000,
+    utilization: float = WHOLE_CARD.utilization,
+) -> tuple[Ledger, ...]:
+    """:func:`ledger` for several cache formats at once, one per entry of `kv_bytes_per_value`.
+
+    The same formulas as :func:`ledger` (seed 004's ledger; bytes, s), each evaluated once
+    over the array of bytes per value instead of once per format: per-token and cache bytes
+    scale with b, the step times are :func:`kvcore.timing.decode_token_s` of the formats' KV
+    plus the weights, the growing answer is Σ_{i=0}^{n−1} step(s + i) for each format (a
+    (formats, n) array summed row by row, as :func:`answer_stream_s` sums one). Every number
+    equals the one :func:`ledger` gives for that format (a test compares them on a grid).
     """
     checks.positive("context tokens", context_tokens)
-    per_token = kv_bytes_per_token(model, bytes_per_value=kv_bytes_per_value)
-    cache = float(kv_cache_bytes(model, context_tokens=context_tokens, bytes_per_value=kv_bytes_per_value))
+    n = checks.whole("answer tokens", answer_tokens)
+    # Typed as ArrayLike (Any): kvcore's per-quantity functions take b as a number or an array.
+    per_value: ArrayLike = np.asarray(kv_bytes_per_value, dtype=float).reshape(-1)
+    if per_value.size == 0:
+        raise KvError("no_cache_formats", "give at least one cache format (bytes per value)")
+    per_token = np.asarray(kv_bytes_per_token(model, bytes_per_value=per_value))
+    cache = kv_cache_bytes(model, context_tokens=context_tokens, bytes_per_value=per_value)
     weights = model_weights_bytes(model, bytes_per_param=weight_bytes_per_param)
-    fit = int(gpus_needed(total_bytes=weights + cache, memory_bytes=gpu.memory_bytes, utilization=utilization))
+    fits = gpus_needed(total_bytes=weights + cache, memory_bytes=gpu.memory_bytes, utilization=utilization)
     bandwidth = gpu.bandwidth_bytes_per_s
-    # What every time below streams: the bandwidth-limited step of seed 004 (no compute roof, MBU = 1).
-    stream: dict[str, Any] = {
-        "context_tokens": context_tokens,
-        "bandwidth_bytes_per_s": bandwidth,
-        "kv_bytes_per_value": kv_bytes_per_value,
-        "weight_bytes_per_param": weight_bytes_per_param,
-    }
 
-    def step_s(*, tp: int = 1, weights_bytes: float | None = None) -> float:
-        """One decode step at `context_tokens` (weights_bytes=0: the KV reads alone)."""
-        return float(decode_token_s(model, tp=tp, weights_bytes=weights_bytes, **stream))
+    def step_s(*, tp: int = 1, weights_bytes: float | None = None, context: ArrayLike = context_tokens) -> np.ndarray:
+        """Decode steps of every format (weights_bytes=0: the KV reads alone); formats along the first axis."""
+        bytes_per_value: ArrayLike = per_value if np.ndim(context) == 0 else per_value[:, None]
+        return np.asarray(
+            decode_token_s(
+                model,
+                context_tokens=context,
+                bandwidth_bytes_per_s=bandwidth,
+                kv_bytes_per_value=bytes_per_value,
+                weight_bytes_per_param=weight_bytes_per_param,
+                tp=tp,
+                weights_bytes=weights_bytes,
+            ),
+            dtype=float,
+        )
 
-    def answer_s(*, weights_bytes: float | None = None) -> float:
-        return answer_stream_s(model, answer_tokens=answer_tokens, weights_bytes=weights_bytes, **stream)
-
+    # The answer's steps: context s, s + 1, … s + n − 1 (the cache grows as the answer is written).
+    growing = float(context_tokens) + np.arange(n, dtype=float)[None, :]
+    kv_answer_growing = [float(np.sum(row)) for row in step_s(weights_bytes=0.0, context=growing)]
+    answer = [float(np.sum(row)) for row in step_s(context=growing)]
     kv_token = step_s(weights_bytes=0.0)
+    token = step_s()
+    sharded_kv_token = step_s(tp=shards, weights_bytes=0.0)
+    sharded_token = step_s(tp=shards)
     fleet = decode_bytes_per_step(
-        model, context_tokens=context_tokens, kv_bytes_per_value=kv_bytes_per_value, gpus=shards, weights_bytes=0.0
+        model, context_tokens=context_tokens, kv_bytes_per_value=per_value, gpus=shards, weights_bytes=0.0
+    ).kv_bytes
+    mha = np.asarray(mha_equivalent_bytes_per_token(model, bytes_per_value=per_value))
+    gqa_factor = mha_equivalent_bytes_per_token(model, bytes_per_value=1.0) / kv_bytes_per_token(
+        model, bytes_per_value=1.0
     )
-    return Ledger(
-        kv_bytes_per_token=per_token,
-        mha_bytes_per_token=mha_equivalent_bytes_per_token(model, bytes_per_value=kv_bytes_per_value),
-        gqa_factor=mha_equivalent_bytes_per_token(model, bytes_per_value=1.0)
-        / kv_bytes_per_token(model, bytes_per_value=1.0),
-        cache_bytes=cache,
-        weights_bytes=weights,
-        gpus_to_fit=fit,
-        tensor_parallel_group=smallest_tensor_parallel(model, at_least=max(fit, 1)),
-        bandwidth_bytes_per_s=bandwidth,
-        kv_token_s=kv_token,
-        token_s=step_s(),
-        kv_tokens_per_s=1.0 / kv_token,
-        kv_answer_s=answer_tokens * kv_token,
-        kv_answer_growing_s=answer_s(weights_bytes=0.0),
-        answer_s=answer_s(),
-        shards=shards,
-        sharded_kv_token_s=step_s(tp=shards, weights_bytes=0.0),
-        sharded_token_s=step_s(tp=shards),
-        fleet_kv_bytes=float(fleet.kv_bytes),
-        ridge_flop_per_byte=ridge_point(peak_flop_per_s=gpu.bf16_dense_flop_per_s, bandwidth_bytes_per_s=bandwidth),
-    )
+    ridge = ridge_point(peak_flop_per_s=gpu.bf16_dense_flop_per_s, bandwidth_bytes_per_s=bandwidth)
+    groups = {fit: smallest_tensor_parallel(model, at_least=max(fit, 1)) for fit in {int(f) for f in fits}}
+    out = []
+    for i in range(per_value.size):
+        fit = int(fits[i])
+        kv_step = float(kv_token[i])
+        out.append(
+            Ledger(
+                kv_bytes_per_token=float(per_token[i]),
+                mha_bytes_per_token=float(mha[i]),
+                gqa_factor=gqa_factor,
+                cache_bytes=float(cache[i]),
+                weights_bytes=weights,
+                gpus_to_fit=fit,
+                tensor_parallel_group=groups[fit],
+                bandwidth_bytes_per_s=bandwidth,
+                kv_token_s=kv_step,
+                token_s=float(token[i]),
+                kv_tokens_per_s=1.0 / kv_step,
+                kv_answer_s=answer_tokens * kv_step,
+                kv_answer_growing_s=kv_answer_growing[i],
+                answer_s=answer[i],
+                shards=shards,
+                sharded_kv_token_s=float(sharded_kv_token[i]),
+                sharded_token_s=float(sharded_token[i]),
+                fleet_kv_bytes=float(fleet[i]),
+                ridge_flop_per_byte=ridge,
+            )
+        )
+    return tuple(out)
 
 
 # ---------------------------------------------------------------- eviction or quantization?

@@ -29,6 +29,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -208,8 +209,8 @@ def llamacpp_row_bytes(cache_type: str, values: int) -> int:
     return type_bytes * values // block
 
 
-def _pad(value: int, multiple: int) -> int:
-    """GGML_PAD(x, n): x rounded up to a multiple of n."""
+def _pad(value: Any, multiple: int) -> Any:
+    """GGML_PAD(x, n): x rounded up to a multiple of n (an int, or elementwise an int64 array)."""
     return (value + multiple - 1) // multiple * multiple
 
 
@@ -303,19 +304,30 @@ def llamacpp_cells(
     """
     ctx = checks.whole("ctx_size", ctx_size)
     n_seq = checks.whole("parallel", parallel)
+    n_ctx, per_seq, streams = _cells(ctx, n_seq, kv_unified=kv_unified, flash_attn=flash_attn, build=build)
+    if per_seq == 0:
+        raise KvError(
+            "llamacpp_ctx_seq_zero",
+            f"a context of {ctx} tokens split over {n_seq} sequences leaves none per sequence",
+            ctx_size=ctx,
+            parallel=n_seq,
+        )
+    return n_ctx, per_seq, streams
+
+
+def _cells(ctx: Any, n_seq: int, *, kv_unified: bool, flash_attn: bool, build: int) -> tuple[Any, Any, int]:
+    """:func:`llamacpp_cells`'s rules on checked inputs: `ctx` a whole number or an int64 array of them.
+
+    Integer arithmetic only (GGML_PAD, floor and ceiling division), so an array gives, element
+    by element, exactly the numbers one context gives. Cells per stream are 0 where the
+    context leaves no cell per sequence (the caller raises).
+    """
     if build >= _BUILD_NO_PAD:
         pad = 256 if build >= _BUILD_PAD_256 else 1
         n_ctx = _pad(ctx, pad)
         if kv_unified or build < _BUILD_STREAMS:
             return n_ctx, n_ctx, 1
         per_seq = _pad(n_ctx // n_seq, pad)
-        if per_seq == 0:
-            raise KvError(
-                "llamacpp_ctx_seq_zero",
-                f"a context of {ctx} tokens split over {n_seq} sequences leaves none per sequence",
-                ctx_size=ctx,
-                parallel=n_seq,
-            )
         return per_seq * n_seq, per_seq, n_seq
     pad = _padding(build, flash_attn)
     if kv_unified or build < _BUILD_STREAMS:
@@ -323,6 +335,27 @@ def llamacpp_cells(
         return n_ctx, n_ctx, 1
     per_seq = _pad(-(-ctx // n_seq), pad)
     return per_seq * n_seq, per_seq, n_seq
+
+
+def _swa_cells(
+    cells: Any, *, window: int, n_seq: int, unified: bool, ubatch: Any, batch: Any, swa_full: bool, fa: bool, build: int
+) -> Any:
+    """Cells per stream of the sliding-window cache (src/llama-kv-cache-iswa.cpp), for ints or int64 arrays.
+
+    The window once per stream (n_seq times when unified, or before streams) plus one chunk:
+    n_ubatch from ≈b5510 (PR #13833), n_batch before (PR #13194); capped by the full cache's
+    cells and padded: PAD(min(cells, want), 256) from ≈b6970, unpadded ≈b6850–b6969,
+    min(cells, PAD(want, pad)) before. ``swa_full`` keeps the full cache's cells.
+    """
+    if swa_full:
+        return cells
+    chunk = ubatch if build >= _BUILD_SWA_UBATCH else batch
+    want = window * (n_seq if (unified or build < _BUILD_STREAMS) else 1) + chunk
+    if build >= _BUILD_PAD_256:
+        return _pad(np.minimum(cells, want), 256)
+    if build >= _BUILD_NO_PAD:
+        return np.minimum(cells, want)
+    return np.minimum(cells, _pad(want, _padding(build, fa)))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -554,7 +587,7 @@ def gguf_weights_bytes(model: ModelSpec, gguf_type: str = "Q4_K_M") -> float:
     return model_weights_bytes(model, bytes_per_param=GGUF_BITS_PER_WEIGHT[key] / 8.0)
 
 
-def _compute_estimate(model: ModelSpec, *, n_ctx: int, ubatch: int, flash_attn: bool) -> float:
+def _compute_estimate(model: ModelSpec, *, n_ctx: Any, ubatch: Any, flash_attn: bool) -> Any:
     """Compute buffer, a rough estimate [bytes]: logits n_ubatch · n_vocab · 4, plus the attention
     scores of one layer n_head · n_ubatch · n_ctx · 4 without flash attention, plus activations
     n_ubatch · hidden · 4 · 8. llama.cpp measures it by reserving the worst-case graph
@@ -648,17 +681,19 @@ def llamacpp_startup(
     caches: list[LlamaCppCache]
     if sliding:
         window = checks.whole("sliding_window", model.sliding_window or 0)
-        # PR #13194 first reserved n_swa · n_seq + n_batch; PR #13833 (≈b5510) n_swa · n_seq + n_ubatch.
-        chunk = ubatch if build >= _BUILD_SWA_UBATCH else batch
-        want = window * (n_seq if (unified or build < _BUILD_STREAMS) else 1) + chunk
-        if build >= _BUILD_PAD_256:
-            swa_cells = _pad(min(cells, want), 256)
-        elif build >= _BUILD_NO_PAD:
-            swa_cells = min(cells, want)
-        else:
-            swa_cells = min(cells, _pad(want, _padding(build, fa)))
-        if swa_full:
-            swa_cells = cells
+        swa_cells = int(
+            _swa_cells(
+                cells,
+                window=window,
+                n_seq=n_seq,
+                unified=unified,
+                ubatch=ubatch,
+                batch=batch,
+                swa_full=swa_full,
+                fa=fa,
+                build=build,
+            )
+        )
         caches = [
             _cache("non-SWA", full, cells=cells, streams=streams, n_seq=n_seq, k=k_type, v=v_type),
             _cache("SWA", sliding, cells=swa_cells, streams=streams, n_seq=n_seq, k=k_type, v=v_type),
@@ -776,8 +811,10 @@ def llamacpp_required_bytes(
     one GPU: W the weights (`weights_bytes`, else :func:`gguf_weights_bytes` of `gguf_type`, an
     estimate), KV every cache's K and V (:func:`llamacpp_startup`'s ``kv_bytes``), R the recurrent
     state of linear layers, C the compute buffer (its rough estimate). The caches follow llama.cpp's
-    rules at each ctx_size (cells padded, the sliding-window cache capped), so each value is one
-    start-up; an array of ctx_size gives an array of the same shape. Never decreases with ctx_size.
+    rules at each ctx_size (cells padded, the sliding-window cache capped): each value equals
+    what one start-up at that ctx_size gives, computed over the whole array at once (integer
+    arithmetic for the cells and bytes); an array of ctx_size gives an array of the same shape.
+    Never decreases with ctx_size.
 
     >>> from kvcore.data import load_models
     >>> need = llamacpp_required_bytes(load_models()["llama-3.1-8b"], ctx_size=[4096, 8192])
@@ -786,24 +823,51 @@ def llamacpp_required_bytes(
     """
     sizes = np.asarray(ctx_size, dtype=np.int64)
     weights = float(weights_bytes) if weights_bytes is not None else gguf_weights_bytes(model, gguf_type)
-
-    def beside_weights(ctx: int) -> float:
-        startup = llamacpp_startup(
-            model,
-            ctx_size=ctx,
-            parallel=parallel,
-            cache_type_k=cache_type_k,
-            cache_type_v=cache_type_v,
-            flash_attn=flash_attn,
-            swa_full=swa_full,
-            kv_unified=kv_unified,
-            ubatch_size=ubatch_size,
-            batch_size=batch_size,
-            build=build,
-        )
-        return float(startup.kv_bytes + startup.recurrent_bytes) + startup.compute_bytes
-
-    rest = np.array([beside_weights(int(ctx)) for ctx in sizes.ravel()], dtype=np.float64).reshape(sizes.shape)
+    if sizes.size == 0:
+        return weights + np.zeros(sizes.shape)
+    flat = sizes.ravel()
+    settings: dict[str, Any] = {
+        "parallel": parallel,
+        "cache_type_k": cache_type_k,
+        "cache_type_v": cache_type_v,
+        "flash_attn": flash_attn,
+        "swa_full": swa_full,
+        "kv_unified": kv_unified,
+        "ubatch_size": ubatch_size,
+        "batch_size": batch_size,
+        "build": build,
+    }
+    # One start-up checks every flag (raising what any context would) and gives what no context changes:
+    # the flags as llama.cpp resolves them, each cache's bytes per row, the recurrent state.
+    first = llamacpp_startup(model, ctx_size=int(flat[0]), **settings)
+    n_seq, fa, unified = first.parallel, first.flash_attn, first.kv_unified
+    n_ctx, cells, streams = _cells(flat, n_seq, kv_unified=unified, flash_attn=fa, build=first.build)
+    invalid = (flat < 1) | (cells == 0)
+    if invalid.any():
+        # The first context llama.cpp would refuse, with the start-up's own error (not whole, no cell per sequence).
+        llamacpp_startup(model, ctx_size=int(flat[np.argmax(invalid)]), **settings)
+    batch = np.minimum(checks.whole("batch_size", 2048 if batch_size is None else batch_size), n_ctx)
+    ubatch = np.minimum(checks.whole("ubatch_size", 512 if ubatch_size is None else ubatch_size), batch)
+    # Every row of a cache holds the same layers: its bytes are rows × Σ_layers (row(K) + row(V)), exact integers.
+    kv = np.zeros(flat.shape, dtype=np.int64)
+    for cache in first.caches:
+        row_bytes = cache.kv_bytes // (cache.cells * cache.streams)
+        cache_cells = cells
+        if cache.name == "SWA":
+            cache_cells = _swa_cells(
+                cells,
+                window=checks.whole("sliding_window", model.sliding_window or 0),
+                n_seq=n_seq,
+                unified=unified,
+                ubatch=ubatch,
+                batch=batch,
+                swa_full=swa_full,
+                fa=fa,
+                build=first.build,
+            )
+        kv = kv + cache_cells * streams * row_bytes
+    compute = _compute_estimate(model, n_ctx=cells, ubatch=ubatch, flash_attn=fa)
+    rest = ((kv + first.recurrent_bytes).astype(np.float64) + compute).reshape(sizes.shape)
     return weights + rest
 
 
@@ -827,9 +891,10 @@ def llamacpp_max_context(
     A context n per slot is ``-c n·parallel -np parallel``; it fits when
     :func:`llamacpp_required_bytes` ≤ :func:`llamacpp_memory_bytes` (Metal's working set on Apple
     silicon, the reported memory elsewhere). Searched by bisection over the multiples of
-    `step_tokens` up to the model's trained context (or `max_tokens`): the requirement never
-    decreases with the context. llama.cpp itself loads a longer context too, with layers left on
-    the CPU (``-ngl``); this is the longest that keeps the GPU's speed.
+    `step_tokens` up to the model's trained context (or `max_tokens`), every multiple's requirement
+    computed at once: the requirement never decreases with the context. llama.cpp itself loads a
+    longer context too, with layers left on the CPU (``-ngl``); this is the longest that keeps the
+    GPU's speed.
 
     >>> from kvcore.data import load_gpus, load_models
     >>> llamacpp_max_context(load_models()["llama-3.1-8b"], gpu=load_gpus()["rtx-3060-12gb"]) > 8192
@@ -839,26 +904,25 @@ def llamacpp_max_context(
     slots = checks.whole("parallel", parallel)
     limit = int(max_tokens or model.max_position_embeddings or 131072) // step
     memory = llamacpp_memory_bytes(gpu)
-
-    def fits(multiple: int) -> bool:
-        need = llamacpp_required_bytes(
-            model,
-            ctx_size=multiple * step * slots,
-            parallel=slots,
-            cache_type_k=cache_type_k,
-            cache_type_v=cache_type_v,
-            flash_attn=flash_attn,
-            swa_full=swa_full,
-            build=build,
-            weights_bytes=weights_bytes,
-            gguf_type=gguf_type,
-        )
-        return bool(need <= memory)
+    # Every multiple's requirement in one vectorised call (a few hundred contexts cost about one start-up).
+    need = llamacpp_required_bytes(
+        model,
+        ctx_size=np.arange(1, limit + 1, dtype=np.int64) * step * slots,
+        parallel=slots,
+        cache_type_k=cache_type_k,
+        cache_type_v=cache_type_v,
+        flash_attn=flash_attn,
+        swa_full=swa_full,
+        build=build,
+        weights_bytes=weights_bytes,
+        gguf_type=gguf_type,
+    )
+    fits = need <= memory  # fits[k - 1]: the multiple k fits
 
     low, high = 0, limit  # low: the largest multiple known to fit (0: none); high: the largest one to try
     while low < high:
         middle = (low + high + 1) // 2
-        if fits(middle):
+        if fits[middle - 1]:
             low = middle
         else:
             high = middle - 1

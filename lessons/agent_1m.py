@@ -3,6 +3,7 @@
 Widgets → kvcore → figures → text. Every number shown comes from a kvcore call.
 """
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -44,6 +45,48 @@ VERDICTS = {
 }
 OPTION_NAMES = {"evict": "agent_1m.option_evict", "fp8": "agent_1m.option_fp8", "int4": "agent_1m.option_int4"}
 OPTION_COSTS = {"fp8": "agent_1m.option_fp8_cost", "int4": "agent_1m.option_int4_cost"}
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def seed_errata(model_id: str, gpu_id: str) -> tuple[agent.Ledger, float, float, float, float]:
+    """The errata's figures, which depend on the seed's scenario alone, computed once per process.
+
+    The exact ledger, the cache of 2^20 tokens, the seed's cache streamed once, the decode
+    step's arithmetic intensity and the fit in the seed's decimal GB. Keyed by the catalogue
+    ids: hashing a whole ModelSpec for st.cache_data costs more (about 2 ms) than these sums.
+    """
+    seed_model, seed_gpu = ui.models()[model_id], ui.gpus()[gpu_id]
+    exact = agent.ledger(
+        seed_model,
+        seed_gpu,
+        context_tokens=seeds.SEED_CONTEXT_TOKENS,
+        shards=seeds.SEED_SHARDS,
+        answer_tokens=seeds.SEED_ANSWER_TOKENS,
+    )
+    binary_million = float(kvcore.kv_cache_bytes(seed_model, context_tokens=2**20))
+    seed_time = float(
+        kvcore.stream_time_s(seeds.SEED_004.cache_bytes, bandwidth_bytes_per_s=seed_gpu.bandwidth_bytes_per_s)
+    )
+    intensity = float(
+        kvcore.arithmetic_intensity(
+            kvcore.decode_flops_per_step(seed_model, context_tokens=seeds.SEED_CONTEXT_TOKENS),
+            kvcore.decode_bytes_per_step(seed_model, context_tokens=seeds.SEED_CONTEXT_TOKENS).total,
+        )
+    )
+    decimal_fit = float(
+        kvcore.gpus_needed(
+            total_bytes=exact.weights_bytes + exact.cache_bytes, memory_bytes=seeds.SEED_004.gpu_memory_bytes
+        )
+    )
+    return exact, binary_million, seed_time, intensity, decimal_fit
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def attention_sample(concentration: float) -> tuple[np.ndarray, np.ndarray]:
+    """The demo's synthetic attention sample and its share of mass on the top 1 % of blocks, per concentration."""
+    attention = agent.synthetic_attention(blocks=SAMPLE_BLOCKS, layers=SAMPLE_LAYERS, concentration=concentration)
+    return attention, agent.top_mass_share(attention, top_fraction=TOP_FRACTION)
+
 
 model = ui.current_model()
 gpu = ui.current_gpu()
@@ -96,29 +139,19 @@ with controls:
 try:
     kv_bytes_per_value = kvcore.bytes_per_value(kv_dtype)
     weight_bytes_per_param = kvcore.bytes_per_value(model.weights_dtype)
-    ledger = agent.ledger(
+    # Every format's ledger in one vectorised call: the chosen format's, and the others' for the comparison rows.
+    by_format = agent.ledgers(
         model,
         gpu,
         context_tokens=context_tokens,
-        kv_bytes_per_value=kv_bytes_per_value,
+        kv_bytes_per_value=[kvcore.bytes_per_value(dtype) for dtype in KV_DTYPES],
         weight_bytes_per_param=weight_bytes_per_param,
         shards=shards,
         answer_tokens=answer_tokens,
         utilization=utilization,
     )
-    quantized = {
-        dtype: agent.ledger(
-            model,
-            gpu,
-            context_tokens=context_tokens,
-            kv_bytes_per_value=kvcore.bytes_per_value(dtype),
-            weight_bytes_per_param=weight_bytes_per_param,
-            shards=shards,
-            answer_tokens=answer_tokens,
-            utilization=utilization,
-        )
-        for dtype in KV_DTYPES
-    }
+    quantized = dict(zip(KV_DTYPES, by_format, strict=True))
+    ledger = quantized[kv_dtype]
 except ValueError as error:
     lesson.stop_with(error)
 
@@ -288,24 +321,7 @@ st.subheader(t("agent_1m.errata_title"))
 try:
     seed_model = ui.models()[seeds.SEED_MODEL_ID]
     seed_gpu = ui.gpus()[seeds.SEED_GPU_ID]
-    exact = agent.ledger(
-        seed_model,
-        seed_gpu,
-        context_tokens=seeds.SEED_CONTEXT_TOKENS,
-        shards=seeds.SEED_SHARDS,
-        answer_tokens=seeds.SEED_ANSWER_TOKENS,
-    )
-    binary_million = float(kvcore.kv_cache_bytes(seed_model, context_tokens=2**20))
-    seed_time = float(kvcore.stream_time_s(seed.cache_bytes, bandwidth_bytes_per_s=seed_gpu.bandwidth_bytes_per_s))
-    intensity = float(
-        kvcore.arithmetic_intensity(
-            kvcore.decode_flops_per_step(seed_model, context_tokens=seeds.SEED_CONTEXT_TOKENS),
-            kvcore.decode_bytes_per_step(seed_model, context_tokens=seeds.SEED_CONTEXT_TOKENS).total,
-        )
-    )
-    decimal_fit = float(
-        kvcore.gpus_needed(total_bytes=exact.weights_bytes + exact.cache_bytes, memory_bytes=seed.gpu_memory_bytes)
-    )
+    exact, binary_million, seed_time, intensity, decimal_fit = seed_errata(seeds.SEED_MODEL_ID, seeds.SEED_GPU_ID)
 except (KeyError, ValueError) as error:
     lesson.stop_with(error)
 st.markdown(
@@ -412,8 +428,7 @@ with mass_controls:
         t("agent_1m.keep"), key="ag_keep", min_value=1, max_value=100, value=10, help=t("agent_1m.keep_help")
     )
 
-attention = agent.synthetic_attention(blocks=SAMPLE_BLOCKS, layers=SAMPLE_LAYERS, concentration=concentration)
-top_share = agent.top_mass_share(attention, top_fraction=TOP_FRACTION)
+attention, top_share = attention_sample(concentration)
 evict, *quantize = agent.cache_options(
     model, context_tokens=context_tokens, keep_fraction=keep_percent / 100, attention=attention
 )
@@ -494,6 +509,79 @@ with st.expander(t("agent_1m.measure_title")):
         "share = top_mass_share(attention, top_fraction=0.01)  # one number per layer\n",
         language="python",
     )
+
+# ---------------------------------------------------------------- trained sparse attention: skipping reads
+
+#: Each method's name and what it does (kvcore.trained_sparse_attention's names → catalogue keys).
+SPARSE_TEXTS = {
+    "dense": ("agent_1m.sparse_dense", "agent_1m.sparse_dense_does"),
+    "duo": ("agent_1m.sparse_duo", "agent_1m.sparse_duo_does"),
+    "nsa": ("agent_1m.sparse_nsa", "agent_1m.sparse_nsa_does"),
+    "moba": ("agent_1m.sparse_moba", "agent_1m.sparse_moba_does"),
+    "seer": ("agent_1m.sparse_seer", "agent_1m.sparse_seer_does"),
+}
+st.subheader(t("agent_1m.sparse_title"))
+st.markdown(t("agent_1m.sparse_intro"))
+sparse = {
+    method.name: method
+    for method in kvcore.trained_sparse_attention(
+        model, context_tokens=context_tokens, bytes_per_value=kv_bytes_per_value
+    )
+}
+sparse_read_s = {
+    name: float(kvcore.stream_time_s(method.read_bytes, bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s))
+    for name, method in sparse.items()
+}
+sparse_gpus = {
+    name: int(
+        kvcore.gpus_needed(
+            total_bytes=ledger.weights_bytes + method.stored_bytes,
+            memory_bytes=gpu.memory_bytes,
+            utilization=utilization,
+        )
+    )
+    for name, method in sparse.items()
+}
+sparse_table = pd.DataFrame(
+    [
+        (
+            t(SPARSE_TEXTS[name][0]),
+            t(SPARSE_TEXTS[name][1]),
+            lesson.mem(method.stored_bytes),
+            lesson.mem(method.read_bytes),
+            ui.num(format_seconds(sparse_read_s[name])),
+        )
+        for name, method in sparse.items()
+    ],
+    columns=[
+        t("agent_1m.sparse_col_method"),
+        t("agent_1m.sparse_col_does"),
+        t("agent_1m.sparse_col_stored"),
+        t("agent_1m.sparse_col_read"),
+        t("agent_1m.sparse_col_time", gpu=gpu.name),
+    ],
+)
+st.table(sparse_table.set_index(t("agent_1m.sparse_col_method")))
+st.markdown(
+    t(
+        "agent_1m.sparse_memory",
+        model=model.name,
+        tokens=ui.num(format_tokens(context_tokens)),
+        dtype=kv_dtype.upper(),
+        dense=lesson.mem(sparse["dense"].stored_bytes),
+        dense_s=ui.num(format_seconds(sparse_read_s["dense"])),
+        gpu=gpu.name,
+        nsa_stored=lesson.mem(sparse["nsa"].stored_bytes),
+        nsa_read=lesson.mem(sparse["nsa"].read_bytes),
+        moba_read=lesson.mem(sparse["moba"].read_bytes),
+        seer_read=lesson.mem(sparse["seer"].read_bytes),
+        dense_gpus=ui.plural("agent_1m.gpus_count", sparse_gpus["dense"]),
+        duo=lesson.mem(sparse["duo"].stored_bytes),
+        duo_gpus=ui.plural("agent_1m.gpus_count", sparse_gpus["duo"]),
+    )
+)
+st.markdown(t("agent_1m.sparse_caveat"))
+st.markdown(t("agent_1m.sparse_direction"))
 
 with prediction:
     ui.practice.predict(

@@ -441,6 +441,38 @@ st.markdown(
         fp8=times(seed_fp8_factor, seps, decimals=1, trim_zeros=True),
     )
 )
+
+# The one "free" factor (the text "Million-token agents"): the sidebar model's own sharing, in FP16.
+FREE_FACTOR_TEXTS = {
+    "MHA": "attention_variants.free_factor_mha",
+    "GQA": "attention_variants.free_factor_gqa",
+    "MQA": "attention_variants.free_factor_mqa",
+    "MLA": "attention_variants.free_factor_mla",
+}
+try:
+    # Every layer full, the model's own KV heads: only the sharing differs from MHA (MLA keeps its latent).
+    own_sharing = (
+        model
+        if model.attention_type == "MLA"
+        else attention_variants(model, gqa_kv_heads=model.num_key_value_heads)["GQA"]
+    )
+    free_mha = kvcore.mha_equivalent_bytes_per_token(model, bytes_per_value=2.0)
+    free_own = kvcore.kv_bytes_per_token(own_sharing, bytes_per_value=2.0)
+    free_factor = float(cache_reduction_factor(free_own, baseline_bytes_per_token=free_mha))
+except ValueError as error:
+    lesson.stop_with(error)
+st.markdown(t("attention_variants.free_factor_claim", cut_70b=times(gqa_cut_70b, seps, decimals=1, trim_zeros=True)))
+st.markdown(
+    t(
+        FREE_FACTOR_TEXTS[model.attention_type],
+        model=model.name,
+        heads=model.num_attention_heads,
+        kv_heads=model.num_key_value_heads,
+        mha=lesson.size(free_mha),
+        own=lesson.size(free_own),
+        factor=times(free_factor, seps, decimals=1, trim_zeros=True),
+    )
+)
 st.markdown(
     t(
         "attention_variants.seed_mla",

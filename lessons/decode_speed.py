@@ -196,7 +196,7 @@ st.markdown(t("decode_speed.formula_legend"))
 # The worked step (course.worked), the bytes term of the roofline: KV_seq is one sequence's cache as every GPU
 # reads it (replicated KV heads and MLA's latent counted on each rank), so the numbers give the time shown.
 lesson.formula(
-    r"t_{step} = \frac{W + B \cdot KV_{seq}(s)}{n_{gpu} \cdot BW \cdot \text{MBU}}",
+    r"t_{\text{" + t("formula.step") + r"}} = \frac{W + B \cdot KV_{seq}(s)}{n_{gpu} \cdot BW \cdot \text{MBU}}",
     formula.decode_time_latex(worked.decode_memory_time(read, batch=batch, rates=rates), lang=lang),
 )
 if compute_s > memory_s:

@@ -4,6 +4,8 @@ Widgets → kvcore → figures → text. Every number shown comes from kvcore.en
 (each engine's own module follows that engine's source).
 """
 
+from string import Template
+
 import streamlit as st
 
 import kvcore
@@ -12,6 +14,7 @@ from charts.engines import engines_figure
 from charts.formatting import count
 from kvcore.units import format_tokens
 from ui import glossary, lesson, t
+from ui.figure_cache import spec_hash_funcs
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -44,17 +47,18 @@ TERM_NAMES = {
     "startup_overhead": "engines.term_startup_overhead",
     "mamba_state": "engines.term_mamba_state",
 }
-#: An engine → the formula of its pool (symbols only; the numbers come from its start-up).
+#: An engine → the formula of its pool (symbols only; the numbers come from its start-up). Each $word is
+#: ``formula.<word>`` in the reader's language (string.Template: LaTeX's own braces stay as they are).
 POOL_FORMULAS = {
     "vllm": r"\text{pool} = M - M (1 - u) - W - A - N - G",
-    "sglang": r"\text{pool} = M - \text{before} - W - F_{\text{before}} (1 - f_{\text{static}})",
-    "llama.cpp": r"\text{cache} = \text{cells} \cdot \sum_{\text{layers}} (K_{\text{row}} + V_{\text{row}})",
-    "ollama": r"\text{cache} = \text{cells} \cdot \sum_{\text{layers}} (K_{\text{row}} + V_{\text{row}})",
-    "trtllm": r"\text{pool} = M - W - \text{peak} - (1 - f_{\text{free}}) \cdot F",
+    "sglang": r"\text{pool} = M - \text{$before} - W - F_{\text{$before}} (1 - f_{\text{$static}})",
+    "llama.cpp": r"\text{cache} = \text{$cells} \cdot \sum_{\text{$layers}} (K_{\text{$row}} + V_{\text{$row}})",
+    "ollama": r"\text{cache} = \text{$cells} \cdot \sum_{\text{$layers}} (K_{\text{$row}} + V_{\text{$row}})",
+    "trtllm": r"\text{pool} = M - W - \text{$peak} - (1 - f_{\text{$free}}) \cdot F",
 }
 
 
-@st.cache_data(show_spinner=False, max_entries=512)
+@st.cache_data(show_spinner=False, max_entries=512, hash_funcs=spec_hash_funcs())
 def compared(
     model: kvcore.ModelSpec,
     gpu: kvcore.GpuSpec,
@@ -99,21 +103,26 @@ with controls:
         default=16,
         help=t("engines.cache_help"),
     )
-    # The link holds the engine's own name ("?eg_engine=TensorRT-LLM"), the same in both languages.
-    shown = lesson.choice(
+    # Shown by its own name; the link holds kvcore's id ("?eg_engine=trtllm"; an older link's "TensorRT-LLM" works too).
+    engine = lesson.choice(
         t("engines.engine"),
         key="eg_engine",
-        options=[names[name] for name in kvcore.ENGINES],
-        default=names["vllm"],
+        options=kvcore.ENGINES,
+        default="vllm",
+        format_func=names.__getitem__,
         help=t("engines.engine_help"),
     )
-    engine = next(name for name in kvcore.ENGINES if names[name] == shown)
     # The chosen engine's own flags, named as the engine names them; the other rows keep their defaults.
     own: dict[str, object] = {}
-    with st.expander(t("engines.flags_title", engine=shown), expanded=True):
+    with st.expander(t("engines.flags_title", engine=names[engine]), expanded=True):
         if engine == "vllm":
             own["utilization"] = lesson.slider(
-                "--gpu-memory-utilization", key="eg_vllm_u", min_value=0.50, max_value=0.98, value=0.90, step=0.01
+                "--gpu-memory-utilization",
+                key="eg_vllm_u",
+                min_value=0.50,
+                max_value=0.98,
+                value=0.90,
+                step=0.01,
             )
             own["version"] = lesson.select_slider(
                 t("engines.release"),
@@ -182,7 +191,12 @@ with controls:
             )
         elif engine == "trtllm":
             own["free_gpu_memory_fraction"] = lesson.slider(
-                "free_gpu_memory_fraction", key="eg_trt_fraction", min_value=0.50, max_value=0.95, value=0.90, step=0.01
+                "free_gpu_memory_fraction",
+                key="eg_trt_fraction",
+                min_value=0.50,
+                max_value=0.95,
+                value=0.90,
+                step=0.01,
             )
             own["release"] = lesson.select_slider(
                 t("engines.release"),
@@ -307,10 +321,25 @@ else:
         rf"{latex_number(startup.tokens, lang)} \cdot {latex_number(round(per_cell), lang)}\ \text{{B}}"
         rf" = \mathbf{{{lesson.latex_mem(startup.kv_pool_bytes)}}}"
     )
-lesson.formula(POOL_FORMULAS[engine], substituted)
+# Each $word in a formula is formula.<word> in the reader's language (POOL_FORMULAS).
+formula_words = {
+    "users": t("formula.users"),
+    "concurrency": t("formula.concurrency"),
+    "context": t("formula.context"),
+    "before": t("formula.before"),
+    "static": t("formula.static"),
+    "cells": t("formula.cells"),
+    "layers": t("formula.layers"),
+    "row": t("formula.row"),
+    "peak": t("formula.peak"),
+    "free": t("formula.free"),
+}
+lesson.formula(Template(POOL_FORMULAS[engine]).substitute(formula_words), substituted)
 concurrency = startup.max_concurrency(context) if startup.fits else 0.0
 lesson.formula(
-    r"\text{users} = \left\lfloor \text{concurrency}(\text{context}) \right\rfloor",
+    Template(r"\text{$users} = \left\lfloor \text{$concurrency}(\text{$context}) \right\rfloor").substitute(
+        formula_words
+    ),
     rf"\left\lfloor {latex_number(round(concurrency, 2), lang)} \right\rfloor"
     rf" = \mathbf{{{latex_number(chosen.users, lang)}}}",
 )

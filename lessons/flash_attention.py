@@ -235,7 +235,7 @@ lesson.formula(
 )
 st.markdown(t("flash_attention.flops_text", flops=ui.num(format_flop(flops))))
 lesson.formula(
-    r"\text{FLOP}_{standard} = \text{FLOP}_{Flash} = 4 \cdot n^2 \cdot d \cdot h \cdot B",
+    r"\text{FLOP}_{\text{" + t("formula.standard") + r"}} = \text{FLOP}_{Flash} = 4 \cdot n^2 \cdot d \cdot h \cdot B",
     rf"4 \cdot {latex_number(tokens, lang)}^2 \cdot {latex_number(head_dim, lang)} \cdot {latex_number(heads, lang)}"
     rf" \cdot {latex_number(batch, lang)} = \mathbf{{{latex_number(flops, lang)}}}",
 )

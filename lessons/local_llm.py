@@ -5,6 +5,8 @@ the start-up each engine would make, the memory it needs at each context (one ve
 curve), the memory the GPU offers (Metal's working set on Apple silicon) and the longest context.
 """
 
+from string import Template
+
 import numpy as np
 import streamlit as st
 
@@ -73,45 +75,6 @@ with controls:
 # Contexts of the curves: log-spaced multiples of the step, from 1k (or less) to the model's longest.
 grid = np.unique(np.round(np.geomspace(min(1024, longest), longest, CURVE_POINTS) / STEP_TOKENS) * STEP_TOKENS)
 grid = grid.astype(np.int64)
-
-
-@st.cache_data(show_spinner=False, max_entries=256)
-def llamacpp_fit(
-    model: kvcore.ModelSpec,
-    gpu: kvcore.GpuSpec,
-    slots: int,
-    cache: str,
-    weights: float,
-    grid: np.ndarray,
-    longest: int,
-) -> tuple[dict[str, np.ndarray], int]:
-    """llama.cpp's memory against context per cache type, and the longest context that fits, once per settings.
-
-    kvcore.llamacpp_required_bytes runs one start-up per context (the padding rules branch) and
-    llamacpp_max_context bisects: together about 16 ms, kept rather than paid on every rerun.
-    """
-    curves = {
-        kind: kvcore.llamacpp_required_bytes(
-            model,
-            ctx_size=grid * slots,
-            parallel=slots,
-            cache_type_k=kind,
-            cache_type_v=kind,
-            weights_bytes=weights,
-        )
-        for kind in CACHE_TYPES
-    }
-    longest_fit = kvcore.llamacpp_max_context(
-        model,
-        gpu=gpu,
-        parallel=slots,
-        cache_type_k=cache,
-        cache_type_v=cache,
-        weights_bytes=weights,
-        step_tokens=STEP_TOKENS,
-        max_tokens=longest,
-    )
-    return curves, longest_fit
 
 
 try:
@@ -194,7 +157,28 @@ try:
                 weights_bytes=weights,
             )
         )
-        curves, longest_fit = llamacpp_fit(model, gpu, slots, cache, weights, grid, longest)
+        # Both vectorised over the contexts (one start-up each, then integer arithmetic): well under a millisecond.
+        curves = {
+            kind: kvcore.llamacpp_required_bytes(
+                model,
+                ctx_size=grid * slots,
+                parallel=slots,
+                cache_type_k=kind,
+                cache_type_v=kind,
+                weights_bytes=weights,
+            )
+            for kind in CACHE_TYPES
+        }
+        longest_fit = kvcore.llamacpp_max_context(
+            model,
+            gpu=gpu,
+            parallel=slots,
+            cache_type_k=cache,
+            cache_type_v=cache,
+            weights_bytes=weights,
+            step_tokens=STEP_TOKENS,
+            max_tokens=longest,
+        )
         kv_bytes = float(startup.kv_bytes + startup.recurrent_bytes)
         counted_kv = kv_bytes
         release = startup.release
@@ -331,19 +315,33 @@ lesson.takeaway(t("local_llm.takeaway"))
 
 lang = ui.language()
 sign = r"\le" if fits else ">"
+# Each $word below is formula.<word> in the reader's language (string.Template: LaTeX's own braces stay as they are).
+formula_words = {
+    "needed": t("formula.needed"),
+    "estimate": t("formula.estimate"),
+    "graph": t("formula.graph"),
+    "reserve": t("formula.reserve"),
+    "compute": t("formula.compute"),
+    "cells": t("formula.cells"),
+    "layers": t("formula.layers"),
+    "row": t("formula.row"),
+}
 if engine == "Ollama":
     # Ollama's own test: the weights, its estimate of the cache, and the rest of its estimate (graph, reserve, a layer).
     lesson.formula(
-        r"\text{needed} = W + \text{KV}_{\text{estimate}} + \text{graph} + \text{reserve} \;"
-        + sign
-        + r"\; M_{\text{GPU}}",
+        Template(
+            r"\text{$needed} = W + \text{KV}_{\text{$estimate}} + \text{$graph} + \text{$reserve}"
+            r" \;$sign\; M_{\text{GPU}}"
+        ).substitute(formula_words, sign=sign),
         rf"{lesson.latex_mem(weights)} + {lesson.latex_mem(counted_kv)} + "
         rf"{lesson.latex_mem(needed - weights - counted_kv)} = \mathbf{{{lesson.latex_mem(needed)}}} \;{sign}\; "
         rf"{lesson.latex_mem(memory)}",
     )
 else:
     lesson.formula(
-        r"\text{needed} = W + \text{KV} + \text{compute} \;" + sign + r"\; M_{\text{GPU}}",
+        Template(r"\text{$needed} = W + \text{KV} + \text{$compute} \;$sign\; M_{\text{GPU}}").substitute(
+            formula_words, sign=sign
+        ),
         rf"{lesson.latex_mem(weights)} + {lesson.latex_mem(kv_bytes)} + "
         rf"{lesson.latex_mem(startup.compute_bytes)} = \mathbf{{{lesson.latex_mem(needed)}}} \;{sign}\; "
         rf"{lesson.latex_mem(memory)}",
@@ -351,7 +349,9 @@ else:
 # The cache the engine allocates: its cells, times what one cell costs on every layer.
 per_cell = kv_bytes / max(startup.tokens, 1)
 lesson.formula(
-    r"\text{KV} = \text{cells} \cdot \sum_{\text{layers}} (K_{\text{row}} + V_{\text{row}})",
+    Template(r"\text{KV} = \text{$cells} \cdot \sum_{\text{$layers}} (K_{\text{$row}} + V_{\text{$row}})").substitute(
+        formula_words
+    ),
     rf"{latex_number(startup.tokens, lang)} \cdot {latex_number(round(per_cell), lang)}\ \text{{B}}"
     rf" = \mathbf{{{lesson.latex_mem(kv_bytes)}}}",
 )

@@ -58,6 +58,8 @@ lesson.header(t("memory.title"), t("memory.intro", model=model.name, gpu=gpu.nam
 # "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
 prediction = st.container()
 lesson.scenario_buttons("memory", key="mem_presets")
+# "The weights do not fit" is said here, at the top, once the numbers are known.
+fit_notice = st.container()
 
 controls, results = st.columns([1, 2], gap="large")
 
@@ -230,7 +232,7 @@ with results:
         "room": lesson.mem(max(kv_room, 0.0)),
     }
     if not fixed_part.fits(gpu.memory_bytes):
-        st.error(
+        fit_notice.error(
             t(
                 "memory.weights_do_not_fit",
                 weights=lesson.mem(weights),
@@ -512,5 +514,65 @@ st.markdown(
         memory=lesson.mem(story_gpu.memory_bytes),
     )
 )
+
+# ---------------------------------------------------------------- seed 000's table: one sequence at 8k, 32k, 128k
+
+table_model = catalogue[seeds.SEED_000_MODEL_ID]
+st.subheader(t("memory.table000_title"))
+st.markdown(
+    t(
+        "memory.table000_text",
+        model=table_model.name,
+        layers=table_model.num_hidden_layers,
+        heads=table_model.num_attention_heads,
+        head_dim=table_model.head_dim,
+    )
+)
+table000_rows, table000_exact, table000_per_token = [], True, []
+for row in seeds.SEED_000_TABLE:
+    spec = kvcore.with_changes(table_model, num_key_value_heads=row.num_key_value_heads)
+    row_b = kvcore.bytes_per_value(row.kv_dtype)
+    row_per_token = kvcore.kv_bytes_per_token(spec, bytes_per_value=row_b)
+    row_sizes = [
+        float(kvcore.sequence_kv_bytes(spec, context_tokens=context, bytes_per_value=row_b))
+        for context in seeds.SEED_000_CONTEXT_TOKENS
+    ]
+    table000_per_token.append(row_per_token)
+    table000_exact &= row_per_token == row.per_token_bytes and tuple(row_sizes) == row.cache_bytes
+    configuration = t(
+        "memory.table000_row",
+        kind=spec.attention_type,
+        kv_heads=ui.plural("kv_heads.count", row.num_key_value_heads),
+        dtype=row.kv_dtype.upper(),
+    )
+    columns = [t("memory.table000_col_per_token")] + [
+        t("memory.table000_col_context", tokens=ui.num(format_tokens(context)))
+        for context in seeds.SEED_000_CONTEXT_TOKENS
+    ]
+    says = [ui.num(format_bytes(row.per_token_bytes))] + [ui.num(format_gib(size)) for size in row.cache_bytes]
+    computed = [lesson.size(row_per_token)] + [lesson.mem(size) for size in row_sizes]
+    for source, values in ((t("memory.table000_source_text"), says), (t("memory.table000_source_kvcore"), computed)):
+        table000_rows.append(
+            {
+                t("memory.table000_col_config"): configuration,
+                t("memory.table000_col_source"): source,
+                **dict(zip(columns, values, strict=True)),
+            }
+        )
+st.dataframe(pd.DataFrame(table000_rows), hide_index=True, width="stretch")
+mha_row, gqa_row, fp8_row = table000_per_token
+st.markdown(
+    t(
+        "memory.table000_same" if table000_exact else "memory.table000_differs",
+        mha_factor=ui.num(f"{mha_row / gqa_row:g}"),
+        fp8_factor=ui.num(f"{gqa_row / fp8_row:g}"),
+        mha_kv=seeds.SEED_000_MHA_ROW.num_key_value_heads,
+        gqa_kv=seeds.SEED_000_GQA_ROW.num_key_value_heads,
+    )
+)
+if lesson.memory_unit() == "GB":
+    st.caption(
+        t("memory.table000_units_gb", gib=ui.num(format_gib(row_sizes[-1])), gb=ui.num(format_gb(row_sizes[-1])))
+    )
 
 glossary.terms_used("memory")

@@ -11,7 +11,7 @@ import ui.practice
 from charts.formatting import percent, times
 from charts.paged_attention import block_map_figure, cell_slots, waste_figure
 from course.scenarios import PAGED_ATTENTION_SHAREGPT
-from kvcore.paging import allocation_report, block_map, request_lengths_tokens, requests_that_fit
+from kvcore.paging import AllocationReport, allocation_report, block_map, request_lengths_tokens, requests_that_fit
 from kvcore.units import format_tokens
 from ui import glossary, lesson, t
 from ui.formula import latex_number
@@ -82,7 +82,7 @@ with controls:
             key="pa_pool",
             min_value=8192,
             max_value=2097152,
-            value=262144,
+            value=SHAREGPT["pa_pool"],
             step=8192,
             help=t("paged_attention.pool_help"),
         )
@@ -107,6 +107,14 @@ try:
         requests_that_fit(pool_tokens=pool_tokens, lengths_tokens=lengths, scheme="contiguous", **common)
     )
     fit_paged = int(requests_that_fit(pool_tokens=pool_tokens, lengths_tokens=lengths, scheme="paged", **common))
+    # The pool itself: the requests that fit under each scheme, what they hold, the rest free (the chart).
+    fit = {"contiguous": fit_contiguous, "paged": fit_paged}
+    in_pool = [
+        allocation_report(lengths[: fit[scheme]], scheme=scheme, bytes_per_token=bytes_per_token, **common)
+        if fit[scheme]
+        else AllocationReport(scheme=scheme, used_tokens=0, wasted_tokens=0, bytes_per_token=bytes_per_token)
+        for scheme in ("contiguous", "paged")
+    ]
     map_blocks = MAP_RESERVATIONS * max_model_len // block_size
     maps = {
         scheme: block_map(lengths, scheme=scheme, pool_blocks=map_blocks, **common)
@@ -149,7 +157,8 @@ with results:
     lesson.chart(
         lesson.figure(
             waste_figure,
-            reports=[contiguous, paged],
+            reports=in_pool,
+            pool_bytes=pool_tokens * bytes_per_token,
             separators=ui.separators(),
             unit_bytes=lesson.memory_unit_bytes(),
             unit=unit,
@@ -157,13 +166,15 @@ with results:
                 "title": t("paged_attention.waste_title"),
                 "subtitle": t(
                     "paged_attention.waste_subtitle",
-                    requests=ui.num(format_tokens(n_requests)),
+                    memory=lesson.mem(pool_tokens * bytes_per_token),
+                    tokens=ui.num(format_tokens(pool_tokens)),
                     model=model.name,
                     block=block_size,
                 ),
                 "y_title": t("paged_attention.waste_axis", unit=unit),
                 "used": t("paged_attention.used"),
                 "wasted": t("paged_attention.wasted"),
+                "free": t("paged_attention.free"),
                 "contiguous": t("paged_attention.contiguous"),
                 "paged": t("paged_attention.paged"),
             },
@@ -203,6 +214,16 @@ lesson.formula(
     t("paged_attention.formula_contiguous_symbolic"),
     rf"1 - \frac{{{latex_number(round(mean_used, 1), lang)}}}{{{latex_number(max_model_len, lang)}}}"
     + rf" = \mathbf{{{latex_number(round(contiguous.waste_fraction * 100, 1), lang)}\ \%}}",
+)
+# The slider sets the distribution's mean; the formula uses this draw's own (a sample, its long tail cut).
+st.caption(
+    t(
+        "paged_attention.mean_drawn",
+        mean=ui.num(format_tokens(mean_tokens)),
+        requests=ui.num(format_tokens(n_requests)),
+        drawn=ui.num(f"{mean_used:,.1f}"),
+        max_len=ui.num(format_tokens(max_model_len)),
+    )
 )
 lesson.formula(
     t("paged_attention.formula_paged_symbolic"),

@@ -22,8 +22,9 @@ lesson.rerun_alone(__file__)
 MAX_SET = 10_000
 MIN_COUNT, MAX_COUNT, DEFAULT_COUNT = 4, 12, 8
 SET_KEY, TOPICS_KEY = "ex_set", "ex_topics"
-#: Progress rows: every lesson with a predict box, in the menu's order, then this page's sets.
-PROGRESS_ROWS = {**course.LESSON_TITLES, "practice": "practice.progress_sets"}
+#: Progress rows: this page's sets first (the row a student looks for here), then every lesson with a predict
+#: box, in the menu's order.
+PROGRESS_ROWS = {"practice": "practice.progress_sets", **course.LESSON_TITLES}
 
 
 lang = ui.language()
@@ -68,7 +69,8 @@ with controls[2]:
     topics = st.multiselect(
         t("practice.topics"),
         exercises.TOPICS,
-        format_func=lambda topic: t(practice.TOPIC_KEYS[topic]),
+        # Names worked out in this run's language (AppTest formats outside the run, in the browser's).
+        format_func={topic: t(practice.TOPIC_KEYS[topic]) for topic in exercises.TOPICS}.__getitem__,
         key=TOPICS_KEY,
         placeholder=t("practice.topics_all"),
         help=t("practice.topics_help"),
@@ -87,11 +89,19 @@ except ValueError as error:
     lesson.stop_with(error)
 chosen = drawn[:count]
 
-address = f"/practice?ex_set={set_number}&ex_count={count}" + "".join(f"&{TOPICS_KEY}={topic}" for topic in topics)
+address = course.share_address("practice", {SET_KEY: str(set_number), "ex_count": str(count), TOPICS_KEY: topics})
 st.markdown(t("practice.share", set=set_number, count=count))
 st.code(address, language="text")
 if presenting:
     st.caption(t("practice.presenting"))
+    # The presenter's key (lessons/instructor.py): hidden from the menu, not protected.
+    st.page_link(
+        course.lesson_page("instructor"),
+        label=t("instructor.key_link"),
+        icon=":material/key:",
+        help=t("instructor.key_link_help"),
+        query_params={SET_KEY: str(set_number), "ex_count": str(count), **({TOPICS_KEY: topics} if topics else {})},
+    )
 
 # ---------------------------------------------------------------- the exercises
 
@@ -207,4 +217,5 @@ rows = [
     }
     for stem in stems
 ]
-st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+# Every row on show: a scrolling table hid the sets' row below its fold.
+st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height="content")

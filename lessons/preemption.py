@@ -134,6 +134,9 @@ def preset_values(name: str) -> dict[str, object]:
         "pr_max_num_batched_tokens": server.max_num_batched_tokens,
         "pr_pool": round(100 * server.num_blocks / needed),
         "pr_mode": server.preemption_mode,
+        # Every preset runs under the release's rules (scheduler_presets.preset(name, release=…)); swap ignores them.
+        "pr_prefix_caching": True,
+        "pr_full_prompt": True,
         "pr_seed": workload.seed,
     }
 
@@ -165,7 +168,8 @@ lesson.presets(
     key="pr_presets",
 )
 
-mode_labels = {"recompute": t("preemption.mode_recompute"), "swap": t("preemption.mode_swap")}
+MODE_KEYS = {"recompute": "preemption.mode_recompute", "swap": "preemption.mode_swap"}
+mode_labels = {mode: t(text_key) for mode, text_key in MODE_KEYS.items()}
 controls, results = st.columns([1, 2], gap="large")
 
 # vLLM's batch defaults for this GPU; a slider still at the previous GPU's default follows the new one.
@@ -217,7 +221,7 @@ with controls:
         key="pr_mode",
         options=PREEMPTION_MODES,
         default="recompute",
-        format_func=lambda name: mode_labels[name],
+        labels=MODE_KEYS,  # shown translated; the link holds the mode: ?pr_mode=swap
         help=t("preemption.mode_help"),
     )
     with lesson.secondary():

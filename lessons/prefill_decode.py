@@ -367,12 +367,16 @@ st.markdown(
     )
 )
 lesson.formula(
-    roofline_symbolic("TPOT", r"\text{FLOPs}_\text{step}", r"\text{bytes}_\text{step}"),
+    roofline_symbolic(
+        "TPOT",
+        r"\text{FLOPs}_\text{" + t("formula.step") + "}",
+        r"\text{bytes}_\text{" + t("formula.step") + "}",
+    ),
     formula.roofline_latex(step_steps, name="TPOT", lang=ui.language()),
 )
 st.markdown(t("prefill_decode.formula_ridge_legend"))
 lesson.formula(
-    r"\text{ridge} = \frac{P}{BW}",
+    r"\text{" + t("formula.ridge") + r"} = \frac{P}{BW}",
     formula.ridge_latex(worked.ridge(peak_flop_per_s=peak, bandwidth_bytes_per_s=bandwidth), lang=ui.language()),
 )
 st.caption(t("prefill_decode.formula_units"))

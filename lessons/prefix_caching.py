@@ -308,6 +308,63 @@ else:
             saved=usd(float(cost.saved_usd)),
         )
     )
+
+# ---------------------------------------------------------------- when prompt caching is worth it
+
+st.subheader(t("prefix_caching.when_title"))
+st.markdown(t("prefix_caching.when_text"))
+pricing = {
+    "prefix_tokens": prefix_tokens,
+    "suffix_tokens": suffix_tokens,
+    "input_usd_per_mtok": price,
+    "interval_s": interval_s,
+    "ttl_s": ttl_s,
+    "cache_write_multiplier": write_multiplier,
+    "cache_read_multiplier": read_multiplier,
+    "min_cacheable_tokens": min_cacheable,
+}
+#: Request counts searched for the first one where caching costs less (one request, then sharing by up to 100).
+SHARING_COUNTS = list(range(1, 101))
+try:
+    one_off = prompt_cache_cost(requests=1, **pricing)
+    by_count = prompt_cache_cost(requests=SHARING_COUNTS, **pricing)
+except ValueError as error:
+    lesson.stop_with(error)
+pays_from = next((n for n, saved in zip(SHARING_COUNTS, by_count.saved_usd, strict=True) if saved > 0), None)
+if prefix_tokens < min_cacheable:
+    st.markdown(
+        t(
+            "prefix_caching.when_short",
+            prefix=ui.num(format_tokens(prefix_tokens)),
+            minimum=ui.num(format_tokens(min_cacheable)),
+        )
+    )
+elif prefix_tokens > 0:  # an empty prefix has nothing to cache (the warning above says so)
+    st.markdown(
+        t(
+            "prefix_caching.when_one_off_extra"
+            if float(one_off.saved_usd) < 0
+            else "prefix_caching.when_one_off_less"
+            if float(one_off.saved_usd) > 0
+            else "prefix_caching.when_one_off_same",
+            extra=usd(abs(float(one_off.saved_usd))),
+            write=ui.num(f"{write_multiplier:.2f}"),
+            prefix=ui.num(format_tokens(prefix_tokens)),
+        )
+    )
+    if pays_from is None:
+        st.markdown(t("prefix_caching.when_never", interval=interval_s, ttl=ttl_s, top=SHARING_COUNTS[-1]))
+    elif pays_from > 1:  # from 1 on, the one-off line has said it already
+        st.markdown(
+            t(
+                "prefix_caching.when_pays",
+                n=pays_from,
+                interval=interval_s,
+                ttl=ttl_s,
+                saved=usd(float(cost.saved_usd)),
+                requests=ui.num(format_tokens(requests)),
+            )
+        )
 st.caption(t("prefix_caching.price_note"))
 
 glossary.terms_used("prefix_caching")

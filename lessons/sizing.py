@@ -45,6 +45,8 @@ lesson.header(t("sizing.title"), t("sizing.intro"))
 # "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
 prediction = st.container()
 lesson.scenario_buttons("sizing", key="sz_presets")
+# "Does not fit" is said here, at the top, once the numbers are known.
+fit_notice = st.container()
 
 controls, results = st.columns([1, 2], gap="large")
 
@@ -148,7 +150,7 @@ each = ui.num(format_tokens(steps.tokens_per_user))
 
 with results:
     row = st.columns(2)
-    row[0].metric(t("sizing.metric_pool"), lesson.mem(steps.kv_pool_bytes), help=t("sizing.metric_pool_help"))
+    row[0].metric(t("sizing.metric_pool"), lesson.pool_mem(steps.kv_pool_bytes), help=t("sizing.metric_pool_help"))
     row[1].metric(t("sizing.metric_tokens"), tokens, help=t("sizing.metric_tokens_help"))
     row = st.columns(2)
     row[0].metric(
@@ -166,6 +168,7 @@ with results:
         separators=ui.separators(),
         unit_bytes=lesson.memory_unit_bytes(),
         unit=unit,
+        does_not_fit=t("lesson.does_not_fit"),
         labels={
             "title": t("sizing.waterfall_title"),
             "subtitle": t(
@@ -197,7 +200,7 @@ alarm = {
     "fit": users_that_fit,
 }
 if not steps.fits:
-    st.warning(
+    fit_notice.warning(
         t(
             "sizing.alarm_no_pool",
             weights=lesson.mem(steps.weights_bytes),
@@ -248,7 +251,7 @@ st.markdown(
         weights=lesson.mem(steps.weights_bytes),
         weights_dtype=weights_dtype,
         overhead=lesson.mem(steps.overhead_bytes),
-        pool=lesson.mem(steps.kv_pool_bytes),
+        pool=lesson.pool_mem(steps.kv_pool_bytes),
         per_token=lesson.size(steps.bytes_per_token),
         tokens=tokens,
         users=ui.plural("users.count", users),
@@ -267,9 +270,11 @@ lesson.formula(
     + rf" - {lesson.latex_mem(steps.weights_bytes)} - {lesson.latex_mem(steps.overhead_bytes)}"
     + r"}{"
     + lesson.latex_size(steps.bytes_per_token)
-    + r"} = \mathbf{"
-    + latex_number(steps.pool_tokens, lang)
-    + r"}",
+    + (
+        rf"}} = \mathbf{{{latex_number(steps.pool_tokens, lang)}}}"
+        if steps.fits
+        else rf"}} < 0 \Rightarrow \text{{{t('lesson.does_not_fit')}}}"
+    ),
 )
 lesson.formula(
     t("sizing.formula_each_symbolic"),

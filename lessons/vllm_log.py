@@ -31,6 +31,7 @@ from kvcore.vllm_log import (
 )
 from ui import glossary, lesson, t
 from ui.errors import error_text
+from ui.figure_cache import spec_hash_funcs
 from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
@@ -152,7 +153,7 @@ def load_excerpts() -> dict[str, tuple[str, str, str]]:
     return excerpts
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@st.cache_data(show_spinner=False, max_entries=256, hash_funcs=spec_hash_funcs())
 def cached_advice(log: VllmLog, model: Any, gpu: Any, **settings: Any) -> StartupAdvice:
     """kvcore.vllm_log.startup_advice once per log, model, GPU and settings (it runs a few dozen start-ups)."""
     return startup_advice(log, model, gpu, **settings)
@@ -174,6 +175,8 @@ if shown:
                 help=t("vllm_log.preset_help", source=excerpts[name][0], model=ui.models()[model_id].name),
                 values={"vl_text": excerpts[name][1], "model": model_id, "vl_weights": weights, "vl_kv_dtype": "log"}
                 | ({"gpu": excerpts[name][2]} if excerpts[name][2] in ui.gpus() else {}),
+                # The request length asked about is the learner's; so is the GPU when the log names none we know.
+                keeps=frozenset({"vl_context"} | (set() if excerpts[name][2] in ui.gpus() else {"gpu"})),
             )
             for name, model_id, weights, label_key in shown
         ],
@@ -209,7 +212,7 @@ with controls[1], lesson.secondary():
         key="vl_kv_dtype",
         options=KV_DTYPES,
         default="log",
-        format_func=lambda option: t(KV_DTYPE_KEYS[option]),
+        labels=KV_DTYPE_KEYS,
         help=t("vllm_log.kv_dtype_help"),
     )
 with controls[2], lesson.secondary():
@@ -218,7 +221,7 @@ with controls[2], lesson.secondary():
         key="vl_weights",
         options=WEIGHTS,
         default="released",
-        format_func=lambda option: t(WEIGHTS_KEYS[option]),
+        labels=WEIGHTS_KEYS,
         help=t("vllm_log.weights_help", dtype=model.weights_dtype),
     )
 
@@ -476,6 +479,11 @@ if startup is None:
 else:
     estimate = startup.estimate
     budget = estimate.log.budget
+    if budget.kv_pool_bytes < 0:  # said first: the pool below reads "does not fit"
+        st.warning(
+            t("vllm_log.estimate_no_pool", gpu=gpu.name, model=model.name, usable=lesson.mem(budget.usable_bytes)),
+            icon=":material/block:",
+        )
     st.caption(
         t(
             "vllm_log.estimate_caption",
@@ -506,7 +514,7 @@ else:
     )
     pools[1].metric(
         t("vllm_log.metric_estimate_pool"),
-        lesson.mem(budget.kv_pool_bytes),
+        lesson.pool_mem(budget.kv_pool_bytes),
         help=t("vllm_log.metric_estimate_pool_help"),
     )
     budget_rows = [
@@ -525,7 +533,7 @@ else:
     budget_rows.append(
         {
             t("vllm_log.column_term"): t("vllm_log.term_kv_pool"),
-            t("vllm_log.column_bytes"): lesson.mem(budget.kv_pool_bytes),
+            t("vllm_log.column_bytes"): lesson.pool_mem(budget.kv_pool_bytes),
         }
     )
     st.table(budget_rows)  # a small fixed table; st.dataframe stays the recognised lines

@@ -46,6 +46,8 @@ lesson.header(t("vllm_pool.title"), t("vllm_pool.intro"))
 # "Predict, then reveal": the question stands above the chart; it is filled in once the values are known.
 prediction = st.container()
 lesson.scenario_buttons("vllm_pool", key="vp_presets")
+# "No room for the cache" is said here, at the top, once the numbers are known.
+fit_notice = st.container()
 
 controls, results = st.columns([1, 2], gap="large")
 
@@ -66,7 +68,7 @@ with controls:
         min_value=128,
         max_value=longest,
         value=min(8192, longest),
-        step=16,
+        step=8,  # vLLM issue #10517's 29,000 is a multiple of 8, not of 16 (its preset must be a slider value)
         help=t("vllm_pool.max_model_len_help", maximum=ui.num(format_tokens(longest))),
     )
     version = lesson.select_slider(
@@ -146,7 +148,7 @@ lines = startup_lines(startup)
 
 with results:
     row = st.columns(2)
-    row[0].metric(t("vllm_pool.metric_pool"), lesson.mem(log.kv_pool_bytes), help=t("vllm_pool.metric_pool_help"))
+    row[0].metric(t("vllm_pool.metric_pool"), lesson.pool_mem(log.kv_pool_bytes), help=t("vllm_pool.metric_pool_help"))
     row[1].metric(t("vllm_pool.metric_blocks"), ui.num(format_tokens(log.num_blocks)))
     row = st.columns(2)
     row[0].metric(t("vllm_pool.metric_tokens"), ui.num(format_tokens(startup.printed_tokens)))
@@ -160,6 +162,7 @@ with results:
         separators=ui.separators(),
         unit_bytes=lesson.memory_unit_bytes(),
         unit=unit,
+        does_not_fit=t("lesson.does_not_fit"),
         labels={
             "title": t("vllm_pool.waterfall_title"),
             "subtitle": t(
@@ -205,7 +208,7 @@ else:
 st.subheader(t("vllm_pool.log_title"))
 st.code("\n".join(lines), language="text")
 if not log.has_pool:
-    st.warning(
+    fit_notice.warning(
         t(
             "vllm_pool.no_pool",
             weights=lesson.mem(log.weights_bytes),
@@ -260,12 +263,13 @@ lesson.formula(
     rf"{lesson.latex_mem(log.memory_bytes)} \cdot {latex_number(round(utilization, 2), lang)}"
     + rf" - {lesson.latex_mem(log.weights_bytes)} - {lesson.latex_mem(log.activation_bytes)}"
     + rf" - {lesson.latex_mem(log.non_torch_bytes)} - {lesson.latex_mem(log.cuda_graph_bytes)}"
-    + rf" = \mathbf{{{lesson.latex_mem(log.kv_pool_bytes)}}}",
+    + rf" = \mathbf{{{lesson.latex_pool_mem(log.kv_pool_bytes)}}}",
 )
 per_token_text = ui.num(format_bytes(log.bytes_per_token))
 per_token_number, per_token_unit = per_token_text.rsplit(" ", 1)
 lesson.formula(
-    r"\text{blocks} = \left\lfloor \frac{\text{pool}}{\text{block\_size} \cdot \text{bytes/token}} \right\rfloor",
+    r"\text{" + t("formula.blocks") + r"} = "
+    r"\left\lfloor \frac{\text{pool}}{\text{block\_size} \cdot \text{bytes/token}} \right\rfloor",
     r"\left\lfloor \frac{"
     + lesson.latex_mem(max(log.kv_pool_bytes, 0.0))
     + r"}{"

@@ -112,9 +112,16 @@ work_labels = {
     "tokens": t("chart.tokens"),
     "projections": t("why_cache.projections"),
 }
+# On a linear axis the cached curve, (N+1)/2 times lower, lies flat along zero: a log axis shows both.
+log_y = lesson.toggle(t("why_cache.log_axis"), key="wc_log", help=t("why_cache.log_axis_help"))
 lesson.chart(
     lesson.figure(
-        cumulative_work_figure, model=model, generated_tokens=tokens, labels=work_labels, separators=ui.separators()
+        cumulative_work_figure,
+        model=model,
+        generated_tokens=tokens,
+        labels=work_labels,
+        separators=ui.separators(),
+        log_y=log_y,
     ),
     key="wc_work_chart",
 )
@@ -157,7 +164,13 @@ lesson.formula(
 d_model = latex_number(model.hidden_size, lang)
 projection_terms = []
 symbolic_terms = []
-for kind, symbol in (("full", "full"), ("sliding", "sliding"), ("mla", "mla")):
+# L's subscript names the kind of layer in the reader's language (L_full, L_completa); MLA keeps its name.
+layer_symbols = {
+    "full": r"\text{" + t("formula.full") + "}",
+    "sliding": r"\text{" + t("formula.sliding") + "}",
+    "mla": "mla",
+}
+for kind, symbol in layer_symbols.items():
     layers = model.count(kind)
     if not layers:
         continue
@@ -209,7 +222,12 @@ step_labels = {
 }
 lesson.chart(
     lesson.figure(
-        step_work_figure, model=model, generated_tokens=tokens, labels=step_labels, separators=ui.separators()
+        step_work_figure,
+        model=model,
+        generated_tokens=tokens,
+        labels=step_labels,
+        separators=ui.separators(),
+        log_y=log_y,
     ),
     key="wc_step_chart",
 )
@@ -252,6 +270,21 @@ st.markdown(
         without=ui.num(format_tokens(grid_without)),
         with_cache=ui.num(format_tokens(grid_with)),
         wasted=ui.num(format_tokens(float(kv_projections_recomputed(steps)))),
+    )
+)
+
+# ---------------------------------------------------------------- why K and V, and not Q
+
+st.subheader(t("why_cache.no_q_title"))
+st.markdown(
+    t(
+        "why_cache.no_q_text",
+        tokens=ui.num(format_tokens(tokens)),
+        kv_reads=ui.num(format_tokens(float(kvcore.kv_reads_of_token(1, generated_tokens=tokens)))),
+        q_reads=ui.num(format_tokens(float(kvcore.query_reads_of_token(1, generated_tokens=tokens)))),
+        model=model.name,
+        q_bytes=lesson.size(kvcore.query_bytes_per_token(model, bytes_per_value=2.0)),
+        kv_bytes=lesson.size(per_token_bytes),
     )
 )
 

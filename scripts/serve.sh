@@ -2,13 +2,18 @@
 # Serve the app on every core: N Streamlit processes (each started warm by scripts/serve_app.py) behind HAProxy
 # with sticky sessions (deploy/haproxy.cfg says why HAProxy and what it does).
 #
-#   scripts/serve.sh [--procs N] [--port P] [--bind ADDR] [--backend-port B] [--no-install] [-- STREAMLIT FLAGS]
+#   scripts/serve.sh [--procs N] [--port P] [--bind ADDR] [--backend-port B] [--no-install] [--dry-run]
+#                    [-- STREAMLIT FLAGS]
 #   scripts/serve.sh stop [--port P]
+#   scripts/serve.sh --help
 #
 # --procs N        Streamlit processes (default: the number of cores)
 # --port P         the port students open (default 8501), on --bind ADDR (default 0.0.0.0: the whole room)
 # --backend-port B the processes listen on 127.0.0.1:B, B+1, ... (default P+1)
 # --no-install     skip the apt-get / pip steps (everything is installed already: tests, images)
+# --dry-run        print the Python found and the commands it would run, then exit (starts and stops nothing)
+# The Python: $KVLAB_PYTHON if set (a command or an absolute path); else this checkout's .venv; else, in a git
+# worktree without one, the main checkout's .venv; else (unless --no-install) a new .venv here.
 # Runs in the foreground; Ctrl-C, or `scripts/serve.sh stop` from another shell, stops HAProxy and every process.
 # PIDs, the generated HAProxy config and the logs are under .tmp/serve/P/.
 set -euo pipefail
@@ -16,6 +21,29 @@ cd "$(dirname "$0")/.."
 
 # shellcheck source=scripts/lib.sh
 source scripts/lib.sh
+
+usage() {
+    sed -n '2,/^set -euo/p' scripts/serve.sh | sed '$d' | sed 's/^# \{0,1\}//'
+}
+
+# The interpreter to serve with, as an absolute path (empty when none is found; see the header for the order).
+# A git worktree shares the main checkout's history but not its untracked .venv: `git rev-parse --git-common-dir`
+# names the main checkout's .git, whose parent holds that .venv.
+find_python() {
+    local common
+    if [[ -n "${KVLAB_PYTHON:-}" ]]; then
+        command -v "$KVLAB_PYTHON" || { echo "serve.sh: KVLAB_PYTHON=$KVLAB_PYTHON is not a program" >&2; return 1; }
+        return 0
+    fi
+    if [[ -x .venv/bin/python ]]; then
+        echo "$PWD/.venv/bin/python"
+        return 0
+    fi
+    if common="$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null)" \
+        && [[ -x "$(dirname "$common")/.venv/bin/python" ]]; then
+        echo "$(dirname "$common")/.venv/bin/python"
+    fi
+}
 
 # Stop what a `serve.sh` started: the PIDs written under .tmp/serve/PORT/ (every port when none is given).
 stop_served() {
@@ -53,6 +81,7 @@ port=8501
 bind=0.0.0.0
 backend_port=""
 install=1
+dry_run=0
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --procs) procs="$2"; shift 2 ;;
@@ -60,18 +89,40 @@ while [[ $# -gt 0 ]]; do
         --bind) bind="$2"; shift 2 ;;
         --backend-port) backend_port="$2"; shift 2 ;;
         --no-install) install=0; shift ;;
+        --dry-run) dry_run=1; shift ;;
+        -h | --help) usage; exit 0 ;;
         --) shift; break ;;
-        *) echo "serve.sh: unknown argument $1 (see the comment at the top of scripts/serve.sh)" >&2; exit 2 ;;
+        *) echo "serve.sh: unknown argument $1 (see scripts/serve.sh --help)" >&2; exit 2 ;;
     esac
 done
 backend_port="${backend_port:-$((port + 1))}"
+python="$(find_python)"
+
+if [[ "$dry_run" -eq 1 ]]; then
+    echo "serve.sh: python ${python:-none found (without --no-install: a new .venv here)}"
+    for ((i = 1; i <= procs; i++)); do
+        echo "serve.sh: would run ${python:-.venv/bin/python} scripts/serve_app.py --server.headless true" \
+            "--server.address 127.0.0.1 --server.port $((backend_port + i - 1)) $*"
+    done
+    echo "serve.sh: would run haproxy -db -f .tmp/serve/$port/haproxy.cfg (students at http://$bind:$port)"
+    exit 0
+fi
 
 if [[ "$install" -eq 1 ]]; then
     if ! command -v haproxy >/dev/null; then
         as_root apt-get update
         as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends haproxy
     fi
-    ensure_venv requirements.txt
+    # This checkout's own .venv is created or brought up to date; a Python found elsewhere is used as it is.
+    if [[ -z "$python" || "$python" == "$PWD/.venv/bin/python" ]]; then
+        ensure_venv requirements.txt
+        python="$PWD/.venv/bin/python"
+    fi
+fi
+if [[ -z "$python" ]]; then
+    echo "serve.sh: no Python found (no .venv here or in the main checkout, no KVLAB_PYTHON); run without" \
+        "--no-install to create .venv" >&2
+    exit 1
 fi
 
 run_dir=".tmp/serve/$port"
@@ -83,14 +134,14 @@ trap 'stop_served "$run_dir"' EXIT
 
 # One secret for every process, so a cookie one of them signed (the upload form's XSRF token) is valid on all.
 # Through the environment, not a flag: flags show in `ps`.
-STREAMLIT_SERVER_COOKIE_SECRET="$(.venv/bin/python -c 'import secrets; print(secrets.token_hex(32))')"
+STREAMLIT_SERVER_COOKIE_SECRET="$("$python" -c 'import secrets; print(secrets.token_hex(32))')"
 export STREAMLIT_SERVER_COOKIE_SECRET
 
 config="$run_dir/haproxy.cfg"
 cp deploy/haproxy.cfg "$config"
 for ((i = 1; i <= procs; i++)); do
     app_port=$((backend_port + i - 1))
-    .venv/bin/python scripts/serve_app.py --server.headless true --server.address 127.0.0.1 \
+    "$python" scripts/serve_app.py --server.headless true --server.address 127.0.0.1 \
         --server.port "$app_port" "$@" >"$run_dir/app$i.log" 2>&1 &
     echo $! >"$run_dir/app$i.pid"
     echo "    server app$i 127.0.0.1:$app_port check cookie app$i" >>"$config"
@@ -100,7 +151,7 @@ done
 # port students open answers only when the app is warm.
 for ((i = 1; i <= procs; i++)); do
     app_port=$((backend_port + i - 1))
-    until .venv/bin/python -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$app_port/_stcore/health', timeout=5)" 2>/dev/null; do
+    until "$python" -c "import urllib.request as u; u.urlopen('http://127.0.0.1:$app_port/_stcore/health', timeout=5)" 2>/dev/null; do
         if ! kill -0 "$(<"$run_dir/app$i.pid")" 2>/dev/null; then
             echo "serve.sh: process app$i exited; its log: $run_dir/app$i.log" >&2
             exit 1

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import urllib.parse
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TypeVar
 
 import streamlit as st
@@ -331,7 +331,7 @@ def check_url_value(
     seen.add(key)
     if options is not None:
         allowed = t("notice.allowed_options", options=", ".join(options))
-        ok = raw in options
+        ok = raw in options or raw in aliases
     else:
         allowed = t("notice.allowed_range", low=_bound(low or 0), high=_bound(high or 0))
         try:

@@ -385,11 +385,23 @@ def _described(step: Step | None) -> str:
 
 
 def share_link(course: Course) -> str:
-    """The address of the course page with this path at step 1 (no language: students get their own)."""
+    """The address of the course page with this path at step 1, in this page's language (``share_address``)."""
     where = {PATH_KEY: path_text(course.steps)} if course.id == CUSTOM else {ID_KEY: course.id}
+    return share_address("course", where)
+
+
+def share_address(url_path: str, params: Mapping[str, str | Sequence[str]]) -> str:
+    """The address of page `url_path` with `params` and ``lang=`` this page's language, to hand out.
+
+    The language is written even when it is the browser's default: the link is opened by
+    other browsers (students', a projector's), and a class shown in Portuguese opens in
+    Portuguese. The other values are ids (``cp_id=first_class``, ``ex_topics=gqa_saving``),
+    the same in every language. The address is absolute when the browser's is known.
+    """
+    query = urllib.parse.urlencode({**params, ui.LANG_KEY: ui.language()}, doseq=True, safe=",:")
     page = urllib.parse.urlsplit(st.context.url or "")
     base = f"{page.scheme}://{page.netloc}{page.path.rsplit('/', 1)[0]}" if page.netloc else ""
-    return f"{base}/course?{urllib.parse.urlencode(where, safe=',:')}"
+    return f"{base}/{url_path}?{query}"
 
 
 # ---------------------------------------------------------------- progress

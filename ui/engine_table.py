@@ -15,11 +15,12 @@ from kvcore.units import format_tokens
 from ui import lesson, t
 from ui.course import carried_params
 from ui.errors import error_text
+from ui.figure_cache import spec_hash_funcs
 
 ENGINES_PAGE = "lessons/engines.py"
 
 
-@st.cache_data(show_spinner=False, max_entries=512)
+@st.cache_data(show_spinner=False, max_entries=512, hash_funcs=spec_hash_funcs())
 def compared(
     model: kvcore.ModelSpec, gpu: kvcore.GpuSpec, context_tokens: int, gpus: int, cache_bits: int
 ) -> tuple[kvcore.EngineComparison, ...]:

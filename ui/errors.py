@@ -93,6 +93,7 @@ TEXTS: Mapping[str, str] = MappingProxyType(
         # kvcore.agent
         "no_tensor_parallel_size": "errors.no_tensor_parallel_size",
         "no_kv_blocks": "errors.no_kv_blocks",
+        "no_cache_formats": "errors.no_cache_formats",
         "attention_not_finite": "errors.attention_not_finite",
         "attention_no_mass": "errors.attention_no_mass",
         # kvcore.data

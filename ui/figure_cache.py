@@ -1,12 +1,14 @@
 """Charts drawn once per set of inputs: a figure is kept as plain JSON, keyed by what defines it.
 
-A Plotly figure costs 5–30 ms of server CPU to build (Plotly checks every property as it
-is set) and as much again to check and serialise when Streamlit sends it, on every rerun,
-although most of a page's charts do not change when one slider moves, and a class of
-students visits the same values. So a lesson names the builder and its arguments
-(``FigureCall``, made by ``ui.lesson.figure``), and ``ui.lesson.chart`` looks the drawn
-figure up here first: a figure, once built, is kept as the dict (or, for a live chart,
-the JSON text) that the browser receives, for every session of the process.
+A Plotly figure costs 5–40 ms of server CPU to build as a ``go.Figure`` (Plotly checks
+every property as it is set) and as much again to check and serialise when Streamlit
+sends it, on every rerun, although most of a page's charts do not change when one slider
+moves, and a class of students visits the same values. So a lesson names the builder and
+its arguments (``FigureCall``, made by ``ui.lesson.figure``), and ``ui.lesson.chart``
+looks the drawn figure up here first: a figure, once built, is kept as the dict (or, for
+a live chart, the JSON text) that the browser receives, for every session of the process.
+A figure not kept yet is drawn as that dict straight away (``charts.draw.plain_figure``:
+0.2–6 ms), not as a ``go.Figure``.
 
 The key holds the builder's name and every argument's type and value (``call_key``):
 numbers, text, numpy arrays (their bytes), mappings, sequences and frozen dataclasses
@@ -27,26 +29,46 @@ import enum
 import threading
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
-import plotly.graph_objects as go
 from plotly.basedatatypes import BaseFigure
+
+import kvcore
+from charts.draw import AnyFigure, plain_figure
 
 #: Figures kept per process (a figure's JSON is 5–300 kB: at most some tens of MB in all).
 MAX_FIGURES = 512
+
+#: ``st.cache_data(hash_funcs=SPEC_HASH_FUNCS)`` for a function that takes a model, a GPU or a vLLM log: each is
+#: keyed by its repr, every compared field with floats written exactly (50 µs), where Streamlit's own hashing of the
+#: dataclass costs 1–5 ms a call. An edited spec (same id, other heads) gets a key of its own, as an imported model
+#: (its id is its URL code) does.
+SPEC_HASH_FUNCS: Mapping[type, Callable[[Any], str]] = MappingProxyType(
+    {kvcore.ModelSpec: repr, kvcore.GpuSpec: repr, kvcore.VllmLog: repr}
+)
+
+
+def spec_hash_funcs() -> dict[str | type[Any], Callable[[Any], Any]]:
+    """``SPEC_HASH_FUNCS`` as the dict ``st.cache_data(hash_funcs=...)`` takes (a copy: the table stays read-only)."""
+    return {spec: key for spec, key in SPEC_HASH_FUNCS.items()}
 
 
 @dataclass(frozen=True, slots=True)
 class FigureCall:
     """A figure to draw: ``builder(*args, **kwargs)``, built by ``ui.lesson.chart`` unless it is kept already."""
 
-    builder: Callable[..., go.Figure]
+    builder: Callable[..., Any]
     args: tuple[Any, ...]
     kwargs: Mapping[str, Any]
 
-    def build(self) -> go.Figure:
-        return self.builder(*self.args, **self.kwargs)
+    def build(self) -> AnyFigure:
+        """The figure, drawn as a plain dict (``charts.draw.PlainFigure``), unchecked: Plotly's objects cost 10–40 ms.
+
+        A builder that makes its own ``go.Figure`` (not through ``charts.draw``) still returns one.
+        """
+        return plain_figure(self.builder, *self.args, **self.kwargs)
 
 
 class Uncacheable(TypeError):

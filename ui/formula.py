@@ -20,19 +20,27 @@ from charts import formatting
 from charts.formatting import latex_quantity, memory, size
 from course import worked
 from course.worked import Quantity, WorkedStep
-from i18n import NUMBER_SEPARATORS
+from i18n import NUMBER_SEPARATORS, translate
 from kvcore import units
 
 #: The course's formula (seed 000), in LaTeX.
 SYMBOLIC = r"\text{KV} = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot s \cdot B \cdot b"
 
-#: What each kind of layer keeps per sequence, in LaTeX.
+#: What each kind of layer keeps per sequence, in LaTeX (a linear layer's state is a word: ``kind_symbolic``).
 SYMBOLIC_BY_KIND = {
     "full": r"2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot s \cdot B \cdot b",
     "sliding": r"2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot \min(s, w) \cdot B \cdot b",
     "mla": r"L \cdot (r_{kv} + d_{rope}) \cdot s \cdot B \cdot b",
-    "linear": r"L \cdot \text{state} \cdot B \cdot b_{state}",
 }
+
+
+def kind_symbolic(kind: str, lang: str = "en") -> str:
+    """What one kind of layer keeps per sequence, in LaTeX; a linear layer's state named in `lang`."""
+    if kind != "linear":
+        return SYMBOLIC_BY_KIND[kind]
+    state = r"\text{" + translate(lang, "formula.state") + "}"
+    return rf"L \cdot {state} \cdot B \cdot b_{{{state}}}"
+
 
 #: Linear-attention state is kept in BF16 (kvcore's default, passed explicitly so the text can show it).
 STATE_DTYPE = "bf16"
@@ -175,7 +183,7 @@ def formula_terms(
             FormulaTerm(
                 kind=kind,
                 layers=model.count(kind),
-                symbolic=SYMBOLIC_BY_KIND[kind],
+                symbolic=kind_symbolic(kind, lang),
                 substituted=worked_latex(line, lang=lang),
                 kv_bytes=line.value,
                 step=line,
@@ -230,9 +238,11 @@ def total_latex(line: WorkedStep, *, lang: str = "en", decimal: bool = False) ->
 def roofline_latex(lines: tuple[WorkedStep, WorkedStep, WorkedStep], *, name: str, lang: str) -> str:
     """A phase on the roofline (``course.worked.roofline``), one line per term so it fits a phone (LaTeX).
 
-    t_compute = FLOPs / (P · MFU) = …, t_memory = bytes / (BW · MBU) = …, `name` = max(…) = **…**.
+    t_compute = FLOPs / (P · MFU) = …, t_memory = bytes / (BW · MBU) = …, `name` = max(…) = **…**;
+    the subscripts in `lang` (t_cálculo, t_memória in Portuguese).
     """
     compute, memory_line, result = lines
+    compute_word, memory_word = translate(lang, "formula.compute"), translate(lang, "formula.memory")
 
     def value(line: WorkedStep) -> str:
         return roofline_number(Quantity(symbol=line.name, value=line.value, unit=line.unit), lang)
@@ -242,22 +252,27 @@ def roofline_latex(lines: tuple[WorkedStep, WorkedStep, WorkedStep], *, name: st
 
     return (
         r"\begin{aligned}"
-        rf"t_\text{{compute}} &= {substituted(compute)} = {value(compute)} \\"
-        rf"t_\text{{memory}} &= {substituted(memory_line)} = {value(memory_line)} \\"
+        rf"t_\text{{{compute_word}}} &= {substituted(compute)} = {value(compute)} \\"
+        rf"t_\text{{{memory_word}}} &= {substituted(memory_line)} = {value(memory_line)} \\"
         rf"\text{{{name}}} &= {substituted(result, BREAK)} = \mathbf{{{value(result)}}}"
         r"\end{aligned}"
     )
 
 
 def ridge_latex(line: WorkedStep, *, lang: str) -> str:
-    """ridge = P / BW = **… FLOP/byte** (``course.worked.ridge``), as LaTeX."""
+    """ridge = P / BW = **… FLOP/byte** (``course.worked.ridge``), as LaTeX, 'ridge' in `lang`."""
     text = formatting.localized(units.format_flop_per_byte(line.value), NUMBER_SEPARATORS[lang])
     figure, unit = text.split(" ", 1)
     result = formatting.latex(figure) + r"\ \text{" + unit + "}"
-    return rf"\text{{ridge}} = {worked_latex(line, lang=lang, number=roofline_number)} = \mathbf{{{result}}}"
+    ridge = translate(lang, "formula.ridge")
+    return rf"\text{{{ridge}}} = {worked_latex(line, lang=lang, number=roofline_number)} = \mathbf{{{result}}}"
 
 
 def decode_time_latex(line: WorkedStep, *, lang: str) -> str:
-    """t_step = (W + B · KV_seq) / (n_gpu · BW · MBU) = **… ms** with the decode page's numbers (LaTeX)."""
+    """t_step = (W + B · KV_seq) / (n_gpu · BW · MBU) = **… ms** with the decode page's numbers (LaTeX).
+
+    'step' is in `lang` (t_passo in Portuguese), as on the page's line of symbols.
+    """
     result = formatting.localized(units.format_seconds(line.value), NUMBER_SEPARATORS[lang])
-    return r"t_{step} = " + worked_latex(line, lang=lang, number=traffic_number) + r" = \textbf{" + result + "}"
+    step = r"t_{\text{" + translate(lang, "formula.step") + "}}"
+    return step + " = " + worked_latex(line, lang=lang, number=traffic_number) + r" = \textbf{" + result + "}"

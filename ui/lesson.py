@@ -2,11 +2,14 @@
 
 Pages stay flat scripts: they call these helpers, kvcore and a chart builder.
 
-Controls: every input is a Streamlit widget bound to the URL (``bind="query-params"``),
-so a copied address restores the page. Before drawing, each helper checks the URL's
-value for that key and says so when Streamlit will drop it (out of range, not a
-number, not an option), and it brings a value kept in the session back inside the
-widget's range (a new model can shrink a slider's maximum).
+Controls: every input keeps its value in the URL, so a copied address restores the page,
+in either language. Sliders, select sliders and toggles are bound (``bind="query-params"``:
+numbers and ``true``/``false`` are the same in every language); ``choice`` writes the
+option's own id by hand (``?pr_mode=swap``), since a bound segmented control would write
+its translated label. Before drawing, each helper checks the URL's value for that key and
+says so when it cannot be used (out of range, not a number, not an option), and it brings
+a value kept in the session back inside the widget's range (a new model can shrink a
+slider's maximum).
 
 Keys: a widget key is also its URL parameter, so keys are unique across pages
 (each lesson uses its own short prefix); ``tests/app/test_lessons.py`` checks that.
@@ -22,14 +25,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import CodeType
 from typing import Any, NoReturn, TypeVar
+from urllib import parse
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.state import get_session_state
 
 from charts import formatting
 from charts.formatting import latex_quantity
 from course.scenarios import SCENARIOS
+from i18n import LANGUAGES, translate
 from kvcore.units import GB, GiB
-from ui import check_url_value, separators, t
+from ui import check_url_value, export, gpus, models, separators, t
 from ui.errors import error_text
 from ui.figure_cache import DrawnFigure, FigureCall, FigureStore, Uncacheable, call_key
 from ui.live_chart import Follow, checked_text, live_chart_text
@@ -45,21 +52,38 @@ CHART_CONFIG = {"displaylogo": False}
 
 #: Chart heights in pixels: normal and on a projector.
 CHART_HEIGHT_PX = 440
-PRESENTATION_CHART_HEIGHT_PX = 620
+PRESENTATION_CHART_HEIGHT_PX = 420  # the first screen of a 1280 × 720 projector holds it below the title
 
 
 # ---------------------------------------------------------------- page frame
 
 
 def header(title: str, intro: str) -> None:
-    """The lesson's title and its short introduction (both already translated)."""
-    st.title(title)
-    st.markdown(intro)
+    """The lesson's title and its short introduction (both already translated).
+
+    In presentation mode the introduction waits behind a button beside the title (the presenter
+    says it), so the first screen of a projector holds the chart. Every lesson calls it first, so
+    this run's charts are noted from here on (``ui.export``).
+    """
+    export.start()
+    if not presenting():
+        st.title(title)
+        st.markdown(intro)
+        return
+    with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
+        st.title(title, width="content")
+        with st.popover(t("lesson.intro"), icon=":material/info:"):
+            st.markdown(intro)
 
 
 def takeaway(text: str) -> None:
-    """The one line a student should leave the page with."""
+    """The one line a student should leave the page with, and beside it the page's numbers to download.
+
+    The download holds the page's settings and its charts' traces as JSON or CSV (``ui.export``),
+    built only when a button is clicked.
+    """
     st.info(f"**{t('lesson.takeaway')}** {text}", icon=":material/key:")
+    export.download_buttons()
 
 
 def formula(symbolic: str, substituted: str) -> None:
@@ -88,10 +112,39 @@ def chart(figure: Any, *, key: str, follow: Follow | None = None) -> None:
     """
     height_px = chart_height_px()
     if follow is None:
-        st.plotly_chart(_drawn(figure, height_px), theme=None, key=key, config=CHART_CONFIG)
+        st.plotly_chart(export.register(key, _drawn(figure, height_px)), theme=None, key=key, config=CHART_CONFIG)
     else:
-        text = _drawn_live(figure, height_px, follow)
+        text = export.register(key, _drawn_live(figure, height_px, follow))
         live_chart_text(text, key=key, follow=follow, height_px=height_px, config=CHART_CONFIG)
+
+
+#: How much larger a chart's type is in presentation mode (a projector read from the back of a room).
+PROJECTOR_FONT_SCALE = 1.4
+#: Plotly's own default type size, for the parts a builder leaves unsized [px].
+PLOTLY_FONT_PX = 12
+
+
+def projector_fonts(layout: dict[str, Any]) -> dict[str, Any]:
+    """`layout` (a figure's layout as a dict) with every font size × ``PROJECTOR_FONT_SCALE``, in place.
+
+    The base font gets a size if it had none; titles, axes, legends and annotations keep their
+    proportions. Returns `layout` (``update_layout`` takes it back).
+    """
+
+    def scale(node: Any) -> None:
+        if isinstance(node, dict):
+            for name, value in node.items():
+                if name == "font" and isinstance(value, dict) and isinstance(value.get("size"), int | float):
+                    value["size"] = round(value["size"] * PROJECTOR_FONT_SCALE, 1)
+                scale(value)
+        elif isinstance(node, list):
+            for item in node:
+                scale(item)
+
+    base = layout.setdefault("font", {})
+    base.setdefault("size", PLOTLY_FONT_PX)
+    scale(layout)
+    return layout
 
 
 def _drawn(figure: Any, height_px: int) -> Any:
@@ -101,10 +154,14 @@ def _drawn(figure: Any, height_px: int) -> Any:
         built = figure.build()
         built.update_layout(height=height_px)
         spec: dict[str, Any] = built.to_dict()
+        if height_px == PRESENTATION_CHART_HEIGHT_PX:
+            projector_fonts(spec["layout"])
         return spec
 
     if not isinstance(figure, FigureCall):
         figure.update_layout(height=height_px)
+        if height_px == PRESENTATION_CHART_HEIGHT_PX:
+            figure.update_layout(projector_fonts(figure.to_dict()["layout"]))
         return figure
     try:
         key = call_key(figure, "plotly_chart", height_px)
@@ -123,6 +180,8 @@ def _drawn_live(figure: Any, height_px: int, follow: Follow) -> str:
     def build() -> str:
         built = figure.build() if isinstance(figure, FigureCall) else figure
         built.update_layout(height=height_px)
+        if height_px == PRESENTATION_CHART_HEIGHT_PX:
+            built.update_layout(projector_fonts(built.to_dict()["layout"]))
         return checked_text(built, follow)
 
     if not isinstance(figure, FigureCall):
@@ -149,12 +208,18 @@ class Preset:
     """A one-click scenario: a label (translated) and the widget values it sets.
 
     ``values`` maps widget keys (which are also URL parameters) to values; the sidebar's
-    ``model`` and ``gpu`` keys may be among them.
+    ``model`` and ``gpu`` keys may be among them. Every other control of the page is
+    named in ``keeps``: left as the learner set it, on purpose (tests/app/test_presets.py
+    checks that each control of a page is one or the other). ``note`` (translated) says
+    why the scenario does not fit, for one meant not to: it stands under the buttons
+    while the scenario's values are in place.
     """
 
     label: str
     values: Mapping[str, Any] = field(default_factory=dict)
     help: str | None = None
+    keeps: frozenset[str] = frozenset()
+    note: str | None = None
 
 
 def presets(choices: Sequence[Preset], *, key: str) -> None:
@@ -162,8 +227,12 @@ def presets(choices: Sequence[Preset], *, key: str) -> None:
 
     The values are written in the button's callback, which runs before the script
     reruns, so every widget is drawn with its new value (and the browser writes the
-    new values into the URL).
+    new values into the URL). Under the buttons: the note of a scenario meant not to
+    fit while its values are in place, and once after a click that changed the
+    sidebar's model or GPU, which ones (every other page uses them too).
     """
+    for widget_key, value in st.session_state.pop(_REAPPLY, {}).items():
+        st.session_state[widget_key] = value  # before the page draws its controls (see _settle_presets)
     st.caption(t("lesson.presets"))
     columns = st.columns(len(choices))
     for index, (column, preset) in enumerate(zip(columns, choices, strict=True)):
@@ -176,7 +245,16 @@ def presets(choices: Sequence[Preset], *, key: str) -> None:
             width="stretch",
         )
     if st.session_state.pop(_SIDEBAR_CHANGED, False):
+        _carry_into_next_url(st.session_state.get(_PENDING, {}))
         st.rerun(scope="app")  # the lesson reran alone: redraw the sidebar's pickers with the preset's model/GPU
+    # This run's click, checked once the lesson has drawn its controls (an earlier run's, if it stopped, is dropped).
+    st.session_state[_CHECK] = st.session_state.pop(_PENDING, None)
+    changed: dict[str, str] = st.session_state.get(_SIDEBAR_NOTICE, {})  # dropped once shown (_settle_presets)
+    if changed:
+        st.info(t("lesson.sidebar_changed", changes=_sidebar_changes(changed)), icon=":material/tune:")
+    for preset in choices:
+        if preset.note and _in_place(preset.values):
+            st.info(preset.note, icon=":material/info:")
 
 
 def stop_with(error: BaseException) -> NoReturn:
@@ -193,6 +271,8 @@ def scenario_buttons(stem: str, *, key: str) -> None:
                 label=t(scenario.label_key),
                 values=scenario.values,
                 help=t(scenario.help_key) if scenario.help_key else None,
+                keeps=scenario.keeps,
+                note=t(scenario.note_key) if scenario.note_key else None,
             )
             for scenario in SCENARIOS[stem]
         ],
@@ -201,15 +281,105 @@ def scenario_buttons(stem: str, *, key: str) -> None:
 
 
 def _apply(values: dict[str, Any]) -> None:
+    """A preset's callback: set every value; a new model or GPU in the sidebar is redrawn and said."""
+    changed = {
+        sidebar_key: values[sidebar_key]
+        for sidebar_key in ("model", "gpu")
+        if sidebar_key in values and st.session_state.get(sidebar_key) != values[sidebar_key]
+    }
     for widget_key, value in values.items():
         st.session_state[widget_key] = value
-    if SIDEBAR_KEYS & values.keys():
+    st.session_state[_PENDING] = dict(values)
+    if changed:
         st.session_state[_SIDEBAR_CHANGED] = True
+        st.session_state[_SIDEBAR_NOTICE] = changed
+
+
+def _carry_into_next_url(values: Mapping[str, Any]) -> None:
+    """Put a preset's values for URL-bound controls into the query string the next run starts from.
+
+    A preset that changes the model gives some controls a new range (the context slider),
+    and Streamlit then draws them as new widgets, which take the URL's value: the previous
+    preset's, or none, so the page or its link would not hold this preset. The whole-app
+    rerun that follows starts from ``ctx.query_string`` (what ``st.rerun`` sends, and what
+    Streamlit itself rewrites when the URL changes), and the sidebar's picker then sends it
+    to the browser. Only widgets bound to the URL go in (never a pasted log or a marker).
+    Streamlit internals: if they change, nothing is carried and ``_settle_presets`` still
+    sets the values again.
+    """
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return
+    try:
+        params = parse.parse_qs(ctx.query_string, keep_blank_values=True)
+        with get_session_state().query_params() as bindings:
+            for key, value in values.items():
+                if key not in SIDEBAR_KEYS and bindings.is_bound(key):
+                    params[key] = ["true" if value is True else "false" if value is False else str(value)]
+        ctx.query_string = parse.urlencode(params, doseq=True)
+    except (AttributeError, TypeError):  # another Streamlit: keep its query string
+        return
+
+
+def _settle_presets() -> None:
+    """After the lesson ran: a preset value a control did not take is set again, with one more run.
+
+    A control whose range moves with the preset's model (the context slider) is drawn as a
+    new widget, and a new widget bound to the URL takes the URL's value, still the previous
+    preset's. From the second run on the widget is the same one, and the session's value
+    wins. Called once per lesson run (``rerun_alone``); the sidebar's pickers are left out
+    (they are drawn before the lesson).
+    """
+    pending = st.session_state.pop(_CHECK, None) or {}
+    missed = {
+        key: value
+        for key, value in pending.items()
+        if key not in SIDEBAR_KEYS and key in st.session_state and st.session_state[key] != value
+    }
+    if missed:
+        st.session_state[_REAPPLY] = missed
+        st.rerun(scope="app")  # the sidebar's notice stays for that run
+    st.session_state.pop(_SIDEBAR_NOTICE, None)  # said once
+
+
+def _in_place(values: Mapping[str, Any]) -> bool:
+    """True while every value of a preset is what the session holds (nothing moved since the click)."""
+    return all(key in st.session_state and st.session_state[key] == value for key, value in values.items())
+
+
+def _sidebar_changes(changed: Mapping[str, str]) -> str:
+    """The sidebar choices a preset changed, by name: "model **Llama 3.1 70B**, GPU **H100 SXM**"."""
+    names: dict[str, Mapping[str, Any]] = {"model": models(), "gpu": gpus()}
+    said = {"model": "lesson.sidebar_model", "gpu": "lesson.sidebar_gpu"}
+    return ", ".join(
+        t(said[key], name=names[key][spec_id].name) for key, spec_id in changed.items() if spec_id in names[key]
+    )
+
+
+def pool_mem(num_bytes: float, *, decimals: int = 2) -> str:
+    """A KV pool in the page's unit, or "does not fit" when what comes before it leaves nothing (never "−60 GiB").
+
+    The page says why at the top (an st.error or st.warning naming what to change).
+    """
+    return mem(num_bytes, decimals=decimals) if num_bytes >= 0 else t("lesson.does_not_fit")
+
+
+def latex_pool_mem(num_bytes: float) -> str:
+    """``latex_mem`` of a KV pool; below zero the arithmetic stays, then the verdict: "−60 GiB < 0 ⇒ does not fit"."""
+    shown = latex_mem(num_bytes)
+    return shown if num_bytes >= 0 else rf"{shown} < 0 \Rightarrow \text{{{t('lesson.does_not_fit')}}}"
 
 
 #: Widgets of the sidebar (app.py) that a preset may set; the sidebar must then be redrawn too.
 SIDEBAR_KEYS = frozenset({"model", "gpu"})
 _SIDEBAR_CHANGED = "_preset_changed_sidebar"
+#: Session key: the sidebar choices the last preset changed (model/gpu → id), said once under the buttons.
+_SIDEBAR_NOTICE = "_preset_sidebar_notice"
+#: Session keys: the values of the preset just clicked, the same during the run that checks them (after the
+#: lesson ran), and those to set again.
+_PENDING = "_preset_pending"
+_CHECK = "_preset_check"
+_REAPPLY = "_preset_reapply"
 
 
 # ---------------------------------------------------------------- URL-bound controls
@@ -234,6 +404,7 @@ def slider(
     label names a flag or config key ("--gpu-memory-utilization", "gpu_memory_utilization (u)"):
     a value the user will type keeps its own form, with a point.
     """
+    _remember_default(key, value)
     whole = all(isinstance(v, int) for v in (min_value, max_value, value, step))
     if format is None and not whole and min_value >= 0 and max_value <= 1:
         format = "%.2f" if names_a_setting(label) else "percent"
@@ -269,6 +440,7 @@ def select_slider(
     disabled: bool = False,
 ) -> T:
     """A select slider over `options`, bound to ``?key=`` (the URL holds the option's text)."""
+    _remember_default(key, value)
     check_url_value(key, options=[format_func(option) for option in options])
     if key in st.session_state and st.session_state[key] not in options:
         st.session_state[key] = value
@@ -291,30 +463,67 @@ def choice(
     key: str,
     options: Sequence[T],
     default: T,
+    labels: Mapping[T, str] | None = None,
     format_func: Callable[[T], str] = str,
     help: str | None = None,
 ) -> T:
-    """A segmented control (one of a few options), bound to ``?key=``; never empty."""
-    check_url_value(key, options=[str(option) for option in options])
+    """A segmented control (one of a few options) whose link holds the option itself: ``?pr_mode=swap``; never empty.
+
+    Each option is shown as the catalogue text of ``labels[option]`` (translated), or else
+    as ``format_func(option)``. The URL holds ``str(option)``, the same in every language.
+    A bound segmented control would not do: Streamlit 1.67 writes the label as shown
+    (``format_func(option)``) into the URL, so a link made in Portuguese fell back to the
+    default in English. So this control is not bound; ``url_value_arrived`` reads the URL
+    and ``write_url_value`` writes it (left out at the default), as a bound widget would,
+    and ``persist_state`` keeps the choice across pages as binding did. A link that holds
+    a label, in either language (links made before), opens that option.
+    """
+    _remember_default(key, default)
+    options = list(options)
+    label_keys = labels or {}
+    shown = {option: t(label_keys[option]) if option in label_keys else format_func(option) for option in options}
+    arrived = url_value_arrived(key)
+    if arrived is not None:
+        accepted = _accepted_url_texts(options, shown, label_keys)
+        ids = [str(option) for option in options]
+        check_url_value(key, options=ids, aliases=[text for text in accepted if text not in ids])
+        st.session_state[key] = accepted.get(arrived, default)
     if key in st.session_state and st.session_state[key] not in options:
         st.session_state[key] = default
     chosen = st.segmented_control(
         label,
-        list(options),
+        options,
         default=default,
-        format_func=format_func,
+        # Labels worked out now, in this run's language (AppTest formats outside the run).
+        format_func=shown.__getitem__,
         key=key,
-        bind="query-params",
+        persist_state="session",
         required=True,
         help=help,
         width="stretch",
         wrap=True,
     )
-    return default if chosen is None else chosen
+    chosen = default if chosen is None else chosen
+    write_url_value(key, None if chosen == default else str(chosen))
+    return chosen
+
+
+def _accepted_url_texts(options: Sequence[T], shown: Mapping[T, str], label_keys: Mapping[T, str]) -> dict[str, T]:
+    """What a link may hold for each option: its id (``str(option)``), then its label as shown, in any language."""
+    accepted: dict[str, T] = {}
+    for option in options:
+        accepted.setdefault(str(option), option)
+    for option in options:
+        accepted.setdefault(shown[option], option)
+        for lang in LANGUAGES:
+            if option in label_keys:
+                accepted.setdefault(translate(lang, label_keys[option]), option)
+    return accepted
 
 
 def toggle(label: str, *, key: str, value: bool = False, help: str | None = None) -> bool:
     """An on/off switch bound to ``?key=``."""
+    _remember_default(key, value)
     check_url_value(key, options=["true", "false"])
     return bool(st.toggle(label, value=value, key=key, bind="query-params", help=help))
 
@@ -324,6 +533,36 @@ def _keep_in_range(key: str, low: float, high: float, default: float) -> None:
     kept = st.session_state.get(key)
     if kept is not None and not low <= kept <= high:
         st.session_state[key] = default
+
+
+# ---------------------------------------------------------------- URL values written by hand
+
+#: Session key: each hand-written URL parameter → the text this session last read or wrote there.
+_URL_TEXTS = "_url_texts"
+
+
+def url_value_arrived(key: str) -> str | None:
+    """``?key=``'s text when it came from outside since this session last read or wrote it, else None.
+
+    Outside: a link just opened, the back button, a course step's link. A missing parameter
+    is never news: the browser drops hand-written parameters on a page switch, and the
+    session keeps the choice (``write_url_value`` puts it back).
+    """
+    raw = st.query_params.get(key)
+    seen: dict[str, str | None] = st.session_state.setdefault(_URL_TEXTS, {})
+    if raw is None or (key in seen and seen[key] == raw):
+        return None
+    seen[key] = raw
+    return raw
+
+
+def write_url_value(key: str, text: str | None) -> None:
+    """Put ``?key=text`` in the address (None: leave it out, as at the default); sent only when it changes."""
+    if text is None:
+        st.query_params.pop(key, None)
+    elif st.query_params.get(key) != text:
+        st.query_params[key] = text
+    st.session_state.setdefault(_URL_TEXTS, {})[key] = text
 
 
 # ---------------------------------------------------------------- memory units
@@ -395,7 +634,7 @@ def presentation_choice() -> bool:
         )
     )
     if on:
-        st.html(_PRESENTATION_CSS)
+        st.html(_PRESENTATION_CSS.replace("__CHART_FIRST__", _CHART_FIRST))
     return on
 
 
@@ -415,8 +654,45 @@ def secondary(label: str | None = None) -> Any:
     return st.container()
 
 
+#: The lesson's block and its controls: the columns that hold sliders and no chart of their own.
+_LESSON_BLOCK = '[data-testid="stVerticalBlock"]'
+_CONTROLS = (
+    '[data-testid="stLayoutWrapper"]:has(> [data-testid="stHorizontalBlock"] [data-testid="stSlider"])'
+    ":not(:has(.stPrintGraphic))"
+)
+#: The main chart where the eye goes first (a projector, a phone): before the metrics and texts of its
+#: column, and, where a lesson draws it below its controls, before the controls. Only the order changes.
+_CHART_FIRST = f"""
+[data-testid="stColumn"] [data-testid="stVerticalBlock"] > [data-testid="stElementContainer"].stPrintGraphic {{
+  order: -1;
+}}
+{_LESSON_BLOCK} > {_CONTROLS}, {_LESSON_BLOCK} > {_CONTROLS} ~ * {{ order: 2; }}
+{_LESSON_BLOCK} > {_CONTROLS} ~ .stPrintGraphic:not({_CONTROLS} ~ .stPrintGraphic ~ .stPrintGraphic) {{ order: 1; }}
+"""
+
+
+def narrow_screen_css() -> None:
+    """On a phone (≤ 640 px) the main chart comes right after the title, presets and predict box (app.py)."""
+    st.html(
+        "<style>@media (max-width: 640px) {"
+        + _CHART_FIRST
+        + '[data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] .stPrintGraphic)'
+        + " { flex-direction: column-reverse; }"
+        + "}</style>"
+    )
+
+
 _PRESENTATION_CSS = """
 <style>
+[data-testid="stMainBlockContainer"] { padding-top: 3.5rem; }
+/* The presets' caption (their buttons say enough) and the title's margins give the chart the room. */
+[data-testid="stElementContainer"]:has([data-testid="stCaptionContainer"]):has(
+  + [data-testid="stLayoutWrapper"] [data-testid="stButton"]) { display: none; }
+[data-testid="stMain"] h1 { padding: 0; }
+__CHART_FIRST__
+/* Slider values and ticks keep their size: enlarged, they sat on the track. */
+[data-testid="stMain"] [data-testid="stSliderThumbValue"] p,
+[data-testid="stMain"] [data-testid="stSliderTickBar"] p { font-size: 1rem; }
 [data-testid="stMain"] { font-size: 1.3rem; }
 [data-testid="stMain"] p, [data-testid="stMain"] li { font-size: 1.3rem; line-height: 1.5; }
 [data-testid="stMain"] h1 { font-size: 3rem; }
@@ -427,6 +703,46 @@ _PRESENTATION_CSS = """
 [data-testid="stMain"] input, [data-testid="stMain"] textarea { font-size: 1.3rem; }
 </style>
 """
+
+
+# ---------------------------------------------------------------- reset to defaults
+
+
+#: Session key of the defaults the lesson helpers were given, by widget key (what "reset" puts back).
+_DEFAULTS_KEY = "_widget_defaults"
+
+
+def _remember_default(key: str, value: Any) -> None:
+    """Note `key`'s default for ``reset_page_button`` (slider, select_slider, choice and toggle call it)."""
+    st.session_state.setdefault(_DEFAULTS_KEY, {})[key] = value
+
+
+def reset_page_button(page: Any) -> None:
+    """A sidebar button that puts every control of `page` (a ``course.lessons.Page``) back to its default.
+
+    Each of the page's widgets (the keys it owns: ``Page.owns_key``) gets the default its lesson gave it
+    (``_remember_default``); bound to the address, a widget then takes its parameter out of it, as at
+    the default. Keys without a known default are forgotten. The sidebar's model, GPU, language and units stay.
+    """
+    st.button(
+        t("sidebar.reset"),
+        key="reset_page",
+        on_click=_reset_page,
+        args=(page,),
+        help=t("sidebar.reset_help"),
+        icon=":material/restart_alt:",
+        width="stretch",
+    )
+
+
+def _reset_page(page: Any) -> None:
+    """Callback of ``reset_page_button``: every control of the page back to its default."""
+    defaults = st.session_state.get(_DEFAULTS_KEY, {})
+    for key in [key for key in st.session_state if isinstance(key, str) and page.owns_key(key)]:
+        if key in defaults:
+            st.session_state[key] = defaults[key]
+        else:
+            del st.session_state[key]
 
 
 # ---------------------------------------------------------------- copy link
@@ -500,6 +816,7 @@ def rerun_alone(file: str) -> None:
         _running_alone.active = True
         try:
             exec(code, {"__file__": file, "__name__": "__main__"})
+            _settle_presets()
         finally:
             _running_alone.active = False
 

@@ -38,10 +38,11 @@ from typing import Any
 
 import numpy as np
 import plotly
-import plotly.graph_objects as go
 import streamlit as st
 import streamlit.components.v1 as components_v1
+from plotly.io.json import to_json_plotly
 
+from charts.draw import AnyFigure
 from ui import t
 from ui.figure_cache import FigureStore, Uncacheable, frozen
 
@@ -215,7 +216,7 @@ def _grid_value(grid: Mapping[str, float] | Sequence[float], index: int) -> floa
 
 
 def live_chart(
-    figure: go.Figure, *, key: str, follow: Follow, height_px: int, config: Mapping[str, Any] | None = None
+    figure: AnyFigure, *, key: str, follow: Follow, height_px: int, config: Mapping[str, Any] | None = None
 ) -> None:
     """Draw `figure` (the figure at ``follow.current``); in the browser it follows the slider ``follow.key``.
 
@@ -226,15 +227,15 @@ def live_chart(
     live_chart_text(checked_text(figure, follow), key=key, follow=follow, height_px=height_px, config=config)
 
 
-def checked_text(figure: go.Figure, follow: Follow) -> str:
-    """`figure` as a live chart sends it (sized by its column: ``autosize``), once every patch of `follow` names
-    a place the figure holds (``resolved_path``; ValueError otherwise)."""
+def checked_text(figure: AnyFigure, follow: Follow) -> str:
+    """`figure` (a go.Figure or a ``charts.draw.PlainFigure``) as a live chart sends it (sized by its column:
+    ``autosize``), once every patch of `follow` names a place the figure holds (``resolved_path``; ValueError
+    otherwise). The text is ``figure_text``'s, written from the dict just checked."""
     figure.update_layout(autosize=True, width=None)
-    text = figure_text(figure)
-    drawn = json.loads(text)
+    drawn = figure.to_dict()
     for path in follow.patches:
         resolved_path(drawn, path, by_name=True)
-    return text
+    return to_json_plotly(drawn)
 
 
 def live_chart_text(
@@ -278,7 +279,7 @@ def component_follow(data: Mapping[str, Any]) -> dict[str, Any]:
     return {"index": data["follow_index"], **json.loads(data["follow"])}
 
 
-def figure_text(figure: go.Figure) -> str:
+def figure_text(figure: AnyFigure) -> str:
     """The figure as the component receives it: Plotly's JSON, keeping the traces' uids (patches name them)."""
     return figure.to_json(remove_uids=False)
 

@@ -6,8 +6,11 @@ On a lesson (one call, where the page's values exist, before its takeaway)::
 
 builds the exercise with kvcore (``course.exercises.exercise_for``, or the lesson topics'
 own builders such as ``score_matrix_exercise``) and draws a compact box: the question,
-the data it needs, the tolerance, a form (typing does not rerun the page), and after a
-submitted attempt, or the "Show me" button, the verdict in words and the worked steps.
+the data it needs, the tolerance, a form (typing does not rerun the page). Two tries: a
+wrong first try gets how far off it is and a hint (the slip that explains it best, from
+``course.mistakes`` and the usual factors, else where to look), never the answer; a right
+try, a second wrong one, or the "Show me" button gives the verdict, the answer and the
+worked steps. An empty or unreadable "Check" says why and keeps the last real try.
 A configuration that is not a question (a topic that does not apply, a model the GPU
 cannot hold in that way) draws nothing. The exercise practice page draws the same box
 with ``answer_box``.
@@ -23,9 +26,10 @@ Progress (this browser session only: ``st.session_state``, nothing stored on the
 ``record(stem, correct, kind="exercise")`` counts one answered question of the lesson
 `stem`; ``kind`` keeps exercises ("exercise") and quizzes ("quiz") apart.
 ``progress(kind="exercise")`` returns ``{stem: Tally(answered, correct)}`` for that kind.
-The predict box records the first real attempt at each question (not an answer typed
-after the solution was shown, not an unreadable one); a quiz calls
-``practice.record(stem, correct, kind="quiz")`` once per question it scores.
+The predict box counts each question once, at its first real try (not an answer typed
+after the solution was shown, not an unreadable one), and as right when the first or the
+second try is (``mark_right``); a quiz calls ``practice.record(stem, correct, kind="quiz")``
+once per question it scores.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ import streamlit as st
 import kvcore
 import ui
 from charts.formatting import percent
-from course import answers, exercises
+from course import answers, exercises, mistakes
 from course.exercises import Exercise, Step
 from kvcore.timing import matmul_peak_flop_per_s
 from kvcore.units import (
@@ -60,8 +64,12 @@ from ui.formula import latex_number
 
 KINDS = ("exercise", "quiz")
 PROGRESS_KEY = "_practice_progress"
-#: Verdicts that count as an attempt: they reveal the answer and enter the progress.
-ATTEMPTS = frozenset({"right", "right_in_other_unit", "right_value_wrong_unit_name", "off_by_factor", "wrong"})
+#: Verdicts that count as an attempt: they use up a try and enter the progress.
+ATTEMPTS = frozenset(
+    {"right", "right_in_other_unit", "right_value_wrong_unit_name", "off_by_factor", "known_mistake", "wrong"}
+)
+#: Tries before the answer is shown (a right one shows it at once).
+TRIES = 2
 #: Topics whose answer is about K and V, where a factor of 2 means "K and V".
 KV_TOPICS = frozenset({"bytes_per_token", "sequence_cache", "users_fit", "max_context", "decode_ms_per_token"})
 
@@ -117,6 +125,7 @@ VERDICT_KEYS = {
     "right_in_other_unit": "practice.verdict_right_in_other_unit",
     "right_value_wrong_unit_name": "practice.verdict_right_value_wrong_unit_name",
     "off_by_factor": "practice.verdict_off_by_factor",
+    "known_mistake": "practice.verdict_off_by_factor",  # the mistake's own words follow (MISTAKE_KEYS)
     "wrong": "practice.verdict_wrong",
     "unparseable": "practice.parse_not_a_number",  # the parse status says why (PARSE_KEYS)
     "empty": "practice.verdict_empty",
@@ -154,6 +163,42 @@ FACTOR_KEYS = {
     "mega_vs_mebi": "practice.factor_binary",
     "giga_vs_gibi": "practice.factor_binary",
     "tera_vs_tebi": "practice.factor_binary",
+}
+#: The careless calculator's slips (course.mistakes) in words: what the answer suggests was left out.
+MISTAKE_KEYS = {
+    "ignoring_kv_heads": "practice.mistake_ignoring_kv_heads",
+    "head_dim_from_hidden": "practice.mistake_head_dim_from_hidden",
+    "mla_with_factor_two": "practice.mistake_mla_with_factor_two",
+    "sliding_as_full": "practice.mistake_sliding_as_full",
+    "no_kv_read": "practice.mistake_no_kv_read",
+    "one_sequence_kv": "practice.mistake_one_sequence_kv",
+    "all_experts_read": "practice.mistake_all_experts_read",
+    "attention_left_out": "practice.mistake_attention_left_out",
+    "wrong_roof": "practice.mistake_wrong_roof",
+    "whole_memory": "practice.mistake_whole_memory",
+    "weights_not_subtracted": "practice.mistake_weights_not_subtracted",
+    "active_weights_only": "practice.mistake_active_weights_only",
+}
+#: Where to look when no slip explains a wrong first try, by topic.
+HINT_KEYS = {
+    "bytes_per_token": "practice.hint_bytes_per_token",
+    "sequence_cache": "practice.hint_sequence_cache",
+    "users_fit": "practice.hint_users_fit",
+    "weights_memory": "practice.hint_weights_memory",
+    "decode_ms_per_token": "practice.hint_decode_ms_per_token",
+    "prefill_ttft": "practice.hint_prefill_ttft",
+    "compute_bound_phase": "practice.hint_compute_bound_phase",
+    "gqa_saving": "practice.hint_gqa_saving",
+    "max_context": "practice.hint_max_context",
+    "score_matrix_bytes": "practice.hint_score_matrix_bytes",
+}
+#: A few units of each dimension, for "use GiB (or a related unit, such as GB, MiB or KiB)".
+RELATED_UNITS = {
+    answers.MEMORY: ("GiB", "GB", "MiB", "KiB"),
+    answers.TIME: ("ms", "s", "us"),
+    answers.BANDWIDTH: ("GB/s", "TB/s", "GiB/s"),
+    answers.FLOPS: ("TFLOP", "GFLOP", "PFLOP"),
+    answers.FLOP_RATE: ("TFLOP/s", "GFLOP/s", "PFLOP/s"),
 }
 CHOICE_KEYS = {
     "neither": "practice.choice_neither",
@@ -261,7 +306,11 @@ class Tally(NamedTuple):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Outcome:
-    """What one answer box holds now: for the practice page's score line and chart."""
+    """What one answer box holds now: for the practice page's score line and chart.
+
+    ``answered``: a real try was made; ``revealed``: its verdict is on show (a presentation
+    keeps it hidden until "Reveal"); ``accepted`` and ``ratio`` describe the latest try.
+    """
 
     answered: bool
     revealed: bool
@@ -279,6 +328,15 @@ def record(stem: str, correct: bool, *, kind: str = "exercise") -> None:
     tallies: dict[str, dict[str, Tally]] = st.session_state.setdefault(PROGRESS_KEY, {})
     answered, right = tallies.setdefault(kind, {}).get(stem, Tally(0, 0))
     tallies[kind][stem] = Tally(answered + 1, right + int(bool(correct)))
+
+
+def mark_right(stem: str, *, kind: str = "exercise") -> None:
+    """Turn one answered-wrong question of lesson `stem` into a right one (a second try that got it)."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    tallies: dict[str, dict[str, Tally]] = st.session_state.setdefault(PROGRESS_KEY, {})
+    answered, right = tallies.setdefault(kind, {}).get(stem, Tally(0, 0))
+    tallies[kind][stem] = Tally(answered, min(answered, right + 1))
 
 
 def progress(kind: str = "exercise") -> dict[str, Tally]:
@@ -326,12 +384,22 @@ def predict(
         asked = exercise(otherwise[0], model=model, gpu=gpu, **otherwise[1])
     if asked is None:
         return None
-    with st.container(border=True, key=f"pv_{stem}"):
-        st.markdown(f":material/online_prediction: **{t('practice.predict_title')}**")
+    with _predict_frame(stem):
         outcome = answer_box(asked, key=f"pv_{stem}_{digest(asked)}", stem=stem, model=model, gpu=gpu)
         tally = progress().get(stem, Tally(0, 0))
         st.caption(t("practice.session_line", answered=tally.answered, correct=tally.correct))
     return outcome
+
+
+def _predict_frame(stem: str) -> Any:
+    """The predict box's frame: a bordered box with its title, or, in presentation mode, a folded
+    expander the presenter opens when the class is ready to guess (the chart keeps the first screen)."""
+    title = t("practice.predict_title")
+    if lesson.presenting():
+        return st.expander(title, expanded=False, icon=":material/online_prediction:")
+    frame = st.container(border=True, key=f"pv_{stem}")
+    frame.markdown(f":material/online_prediction: **{title}**")
+    return frame
 
 
 def digest(asked: Exercise) -> str:
@@ -393,72 +461,124 @@ def answer_box(
                 args=(asked, key, stem),
             )
 
-    verdict = asked.check(state["last"], ui.language()) if state["last"] is not None else None
-    attempted = verdict is not None and verdict.code in ATTEMPTS
-    if verdict is not None and not attempted:
-        st.info(verdict_message(verdict, asked, typed=state["last"]), icon=":material/edit:")
-    elif verdict is not None and not state["revealed"]:
-        st.info(t("practice.noted", answer=_typed(asked, state["last"])), icon=":material/lock:")
+    lang = ui.language()
+    typed = asked.check(state["last"], lang) if state["last"] is not None else None
+    verdict = None
+    if state["answer"] is not None:
+        if state["slips"] is None:  # the box's question never changes (its key hashes it): worked out once
+            state["slips"] = mistakes.careless_answers(asked, model=model, gpu=gpu) if model is not None else {}
+        verdict = checked(asked, state["answer"], lang, slips=state["slips"])
+    # An empty or unreadable Check says why; an empty one after a real try changes nothing.
+    if typed is not None and typed.code not in ATTEMPTS and not (typed.code == "empty" and verdict is not None):
+        st.info(verdict_message(typed, asked, typed=state["last"]), icon=":material/edit:")
+    hidden = presenting and not state["revealed"]
+    if verdict is not None and hidden:
+        st.info(t("practice.noted", answer=_typed(asked, state["answer"])), icon=":material/lock:")
     elif verdict is not None:
         show = st.success if verdict.accepted else st.warning
-        show(
-            verdict_message(verdict, asked, typed=state["last"]),
-            icon=":material/check_circle:" if verdict.accepted else ":material/error:",
+        words = (
+            verdict_message(verdict, asked, typed=state["answer"])
+            if verdict.accepted or state["revealed"]
+            else hint_message(verdict, asked)
         )
+        show(words, icon=":material/check_circle:" if verdict.accepted else ":material/error:")
         notes = flag_notes(verdict, asked)
         if notes:
             st.caption(notes)
     if state["revealed"]:
-        worked_steps(asked, with_answer=not attempted)
+        worked_steps(asked, with_answer=verdict is None)
     return Outcome(
-        answered=attempted,
-        revealed=bool(state["revealed"]),
-        accepted=verdict.accepted if attempted and verdict is not None else None,
-        ratio=_ratio(verdict) if attempted and verdict is not None else None,
+        answered=verdict is not None,
+        revealed=verdict is not None and not hidden,
+        accepted=verdict.accepted if verdict is not None else None,
+        ratio=_ratio(verdict) if verdict is not None else None,
+    )
+
+
+def checked(asked: Exercise, text: str, lang: str, *, slips: Mapping[str, float] | None = None) -> answers.Verdict:
+    """`text` checked against `asked`, with the careless calculator's answers among the slips it may name.
+
+    `slips`: ``course.mistakes.careless_answers`` of the exercise ({"no_kv_read": 15.93}, in its unit).
+    """
+    return answers.check_answer(
+        answers.parse_answer(text, dimension=asked.dimension, lang=lang),
+        expected_value=asked.answer_value,
+        expected_unit=asked.answer_unit,
+        tolerance_rel=asked.tolerance_rel,
+        factors=asked.factors,
+        mistakes=slips or {},
     )
 
 
 def _state(key: str) -> dict[str, Any]:
-    """The box's own memory (not a widget: it outlives a rerun without the box)."""
-    state: dict[str, Any] = st.session_state.setdefault(
-        f"{key}__state", {"last": None, "revealed": False, "recorded": False, "peeked": False}
-    )
+    """The box's own memory (not a widget: it outlives a rerun without the box).
+
+    ``last``: what the latest Check held; ``answer``: the latest real try; ``tries``: real tries
+    before the answer was shown; ``revealed``: the answer and its steps are shown; ``recorded``:
+    the question is counted; ``right``: counted as right; ``peeked``: shown before any try;
+    ``slips``: the careless calculator's answers to this question (``course.mistakes``), once needed.
+    """
+    state: dict[str, Any] = st.session_state.setdefault(f"{key}__state", {})
+    for name, start in (
+        ("last", None),
+        ("answer", None),
+        ("tries", 0),
+        ("revealed", False),
+        ("recorded", False),
+        ("right", False),
+        ("peeked", False),
+        ("slips", None),
+    ):
+        state.setdefault(name, start)
     return state
 
 
 def _on_check(asked: Exercise, key: str, stem: str) -> None:
-    """Form callback: keep the answer; a first real attempt counts and reveals.
+    """Form callback: keep a real try; the first counts, a right one or the second reveals the answer.
 
-    In a presentation the answer is only noted: it counts when the presenter reveals it, so that
+    An empty or unreadable answer is only kept to say why (the last real try stays). In a
+    presentation the answer is only noted: it counts when the presenter reveals it, so that
     not even the session line above the room gives away whether it was right.
     """
     typed = st.session_state.get(f"{key}_answer")
     state = _state(key)
     state["last"] = "" if typed is None else str(typed)
-    if lesson.presenting() and not state["revealed"]:
+    verdict = asked.check(state["last"], ui.language())
+    if verdict.code not in ATTEMPTS:
         return
+    state["answer"] = state["last"]
+    if state["revealed"] or lesson.presenting():
+        return  # after the answer was shown: checked, not counted; in a presentation: noted
+    state["tries"] += 1
     _count_attempt(asked, state, stem)
-    if asked.check(state["last"], ui.language()).code in ATTEMPTS:
+    if verdict.accepted or state["tries"] >= TRIES:
         state["revealed"] = True
 
 
 def _on_show(asked: Exercise, key: str, stem: str) -> None:
     """Form callback of "Show me" / "Reveal": a noted answer counts now; answers typed after it do not."""
     state = _state(key)
-    _count_attempt(asked, state, stem)
+    if not state["revealed"]:
+        _count_attempt(asked, state, stem)
     if not state["recorded"]:
         state["peeked"] = True
     state["revealed"] = True
 
 
 def _count_attempt(asked: Exercise, state: dict[str, Any], stem: str) -> None:
-    """Record the answer kept in `state` once, if it is a real attempt made before the answer was shown."""
-    if state["recorded"] or state["peeked"] or state["last"] is None:
+    """Count the question once, at its first real try made before the answer was shown; a later right try
+    (before the answer was shown) makes it a right one."""
+    if state["peeked"] or state["answer"] is None:
         return
-    verdict = asked.check(state["last"], ui.language())
-    if verdict.code in ATTEMPTS:
+    verdict = asked.check(state["answer"], ui.language())
+    if verdict.code not in ATTEMPTS:
+        return
+    if not state["recorded"]:
         record(stem, verdict.accepted)
-        state["recorded"] = True
+        state["recorded"], state["right"] = True, verdict.accepted
+    elif verdict.accepted and not state["right"]:
+        mark_right(stem)
+        state["right"] = True
 
 
 def _ratio(verdict: answers.Verdict) -> float | None:
@@ -683,9 +803,9 @@ def verdict_message(verdict: answers.Verdict, asked: Exercise, *, typed: str | N
             expected=expected,
             unit=unit,
         )
-    if code == "off_by_factor":
+    if code in ("off_by_factor", "known_mistake"):
         return (
-            t(VERDICT_KEYS[code], size=_size_of(verdict.factor or 1.0), expected=expected) + " " + _hint(verdict, asked)
+            t(VERDICT_KEYS[code], size=_size_of(verdict.ratio or 1.0), expected=expected) + " " + _why(verdict, asked)
         )
     if code == "wrong":
         if verdict.given_choice is not None:
@@ -699,6 +819,7 @@ def verdict_message(verdict: answers.Verdict, asked: Exercise, *, typed: str | N
             typed=_typed(asked, typed),
             unit=unit,
             example=_example(asked),
+            related=related_units(asked),
         )
     if code == "wrong_dimension":
         given = verdict.given_unit or ""
@@ -718,18 +839,60 @@ def verdict_message(verdict: answers.Verdict, asked: Exercise, *, typed: str | N
     return t(VERDICT_KEYS["empty"], example=_example(asked))
 
 
+def hint_message(verdict: answers.Verdict, asked: Exercise) -> str:
+    """A wrong first try in words, without the answer: how far off it is, and the likeliest slip or where to look."""
+    code = verdict.code
+    again = t("practice.try_again")
+    if code == "right_value_wrong_unit_name":
+        key = "practice.hint_unit_missing" if "assumed_unit" in verdict.flags else "practice.hint_unit_slip"
+        return t(
+            key,
+            number=figure(verdict.given_value or 0.0),
+            typed_unit=unit_described(verdict.given_unit or asked.answer_unit),
+            other_unit=unit_described(verdict.other_unit or ""),
+            unit=unit_name(asked.answer_unit),
+        )
+    if verdict.given_choice is not None:
+        return t("practice.hint_wrong_choice", given=choice_name(verdict.given_choice)) + " " + again
+    where = t(HINT_KEYS[asked.topic]) if asked.topic in HINT_KEYS else ""
+    if not verdict.ratio:
+        return " ".join(part for part in (t("practice.hint_wrong_plain"), where, again) if part)
+    if code in ("off_by_factor", "known_mistake"):
+        why = _why(verdict, asked) or where
+        return " ".join(part for part in (t("practice.hint_off", size=_size_of(verdict.ratio)), why, again) if part)
+    return " ".join(part for part in (t("practice.hint_wrong", size=_size_of(verdict.ratio)), where, again) if part)
+
+
+def related_units(asked: Exercise) -> str:
+    """' (or a related unit, such as GB, MiB or KiB)': units of the asked dimension only, never of another."""
+    others = [unit for unit in RELATED_UNITS.get(asked.dimension, ()) if unit != asked.answer_unit][:3]
+    if not others:
+        return ""
+    shown = [unit_name(unit) if unit != "us" else "µs" for unit in others]
+    return t("practice.related_units", units=", ".join(shown[:-1]) + t("practice.or") + shown[-1])
+
+
 def _size_of(ratio: float) -> str:
-    """'2× too large', '8 % too small' (ratio = given ÷ expected)."""
+    """The answer's own gap: '2× too large', '5.9 % too small' (ratio = given ÷ expected, two significant digits)."""
     if 0.5 < ratio < 2:
         change = abs(ratio - 1)
         key = "practice.percent_too_large" if ratio > 1 else "practice.percent_too_small"
-        return t(key, percent=ui.num(percent(round(change, 3), decimals=1, trim_zeros=True, spaced=True)))
+        decimals = 0 if change >= 0.095 else 1 if change >= 0.0095 else 2
+        return t(key, percent=ui.num(percent(change, decimals=decimals, trim_zeros=True, spaced=True)))
     key = "practice.times_too_large" if ratio > 1 else "practice.times_too_small"
-    return t(key, factor=figure(ratio if ratio > 1 else 1 / ratio))
+    factor = ratio if ratio > 1 else 1 / ratio
+    return t(key, factor=figure(float(f"{factor:.2g}")))
+
+
+def _why(verdict: answers.Verdict, asked: Exercise) -> str:
+    """What the slip that best explains the answer usually means: a careless calculator's mistake, or a factor."""
+    if verdict.code == "known_mistake":
+        return t(MISTAKE_KEYS[verdict.mistake]) if verdict.mistake in MISTAKE_KEYS else ""
+    return _hint(verdict, asked)
 
 
 def _hint(verdict: answers.Verdict, asked: Exercise) -> str:
-    """What a recognised factor usually means, in the question's terms."""
+    """What a recognized factor usually means, in the question's terms."""
     name = verdict.factor_name or ""
     if name == "kv_pair" and asked.topic not in KV_TOPICS:
         return t("practice.factor_two")
@@ -773,7 +936,35 @@ def worked_steps(asked: Exercise, *, with_answer: bool = True) -> None:
     lang = ui.language()
     for step in asked.steps:
         st.markdown(f"*{labels.get(step.name, step.name)}*")
-        st.latex(step_latex(step, labels=labels, lang=lang, value=value_latex(step, asked)))
+        if step.unit == "choice" and asked.topic == "compute_bound_phase":
+            st.markdown(phase_words(asked))  # a comparison read in words, not "(I ≥ ridge) + 2 · (…)"
+        else:
+            st.latex(step_latex(step, labels=labels, lang=lang, value=value_latex(step, asked)))
+
+
+def phase_words(asked: Exercise) -> str:
+    """The phase question's last step in words: each phase's FLOPs per byte against the ridge point, then the answer.
+
+    'Prefill: **1,033 FLOP/byte** ≥ **164 FLOP/byte**, the ridge point: compute-bound.' (one line per phase).
+    """
+    values = {step.name: step for step in asked.steps}
+    ridge = values["ridge_point"]
+    lines = []
+    for phase, name in (("practice.phase_prefill", "prefill_intensity"), ("practice.phase_decode", "decode_intensity")):
+        intensity = values[name]
+        compute = intensity.value >= ridge.value
+        lines.append(
+            t(
+                "practice.phase_line",
+                phase=t(phase),
+                intensity=step_value(intensity, asked),
+                relation="≥" if compute else "<",
+                ridge=step_value(ridge, asked),
+                bound=t("practice.bound_compute" if compute else "practice.bound_memory"),
+            )
+        )
+    lines.append(t("practice.phase_answer", answer=answer_text(asked)))
+    return "  \n".join(lines)
 
 
 def step_labels(asked: Exercise) -> dict[str, str]:
@@ -816,7 +1007,9 @@ def formula_latex(text: str, *, labels: Mapping[str, str], lang: str) -> str:
     """One of kvcore's plain-ASCII formulas as LaTeX.
 
     ``*`` → ·, ``^`` → a superscript, ``floor(…)`` → ⌊…⌋, ``>=`` → ≥; numbers get the
-    language's marks ('8{,}192' / '8.192'; '8.03e9' → 8.03 · 10⁹); a step's name reads
+    language's marks ('8{,}192' / '8.192'; '8.03e9' → 8.03 · 10⁹) and readable digits
+    (``shown_number``: '1.67206e13' → 1.672 · 10¹³, '163.889' → 163.9; whole numbers in full,
+    and under a floor, where the count depends on them, as given); a step's name reads
     as its translated label; a symbol such as ``H_kv`` as H with a subscript.
     """
     out: list[str] = []
@@ -826,7 +1019,7 @@ def formula_latex(text: str, *, labels: Mapping[str, str], lang: str) -> str:
     for index, match in enumerate(tokens):
         kind, token = match.lastgroup, match.group()
         if kind == "number":
-            piece = _latex_number(token, lang)
+            piece = _latex_number(token if "floor-open" in parens else shown_number(token), lang)
         elif kind == "name":
             following = tokens[index + 1].group() if index + 1 < len(tokens) else ""
             if token == "floor" and following == "(":
@@ -855,6 +1048,24 @@ def formula_latex(text: str, *, labels: Mapping[str, str], lang: str) -> str:
             superscript = True
         out.append(piece)
     return "".join(out)
+
+
+#: Significant digits a worked number is shown with: a power of ten's mantissa, and a plain decimal.
+MANTISSA_DIGITS, DECIMAL_DIGITS = 4, 4
+
+
+def shown_number(token: str) -> str:
+    """A formula's number with the digits a reader needs: '1.67206e13' → '1.672e13', '163.889' → '163.9'.
+
+    Whole numbers stay whole ('1073741824'), decimals of five significant digits or fewer stay
+    as they are ('14.957', '0.9'); longer ones (``course.worked.plain`` gives six) keep four.
+    """
+    mantissa, marker, exponent = token.partition("e")
+    if marker:
+        return f"{float(mantissa):.{MANTISSA_DIGITS}g}" + marker + exponent
+    if "." not in mantissa or len(mantissa.replace(".", "").lstrip("0")) <= 5:
+        return token
+    return f"{float(mantissa):.{DECIMAL_DIGITS}g}"
 
 
 def _latex_number(token: str, lang: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from charts.paged_attention import FREE, WASTED, block_map_figure, cell_slots, map_codes, waste_figure
 from kvcore.paging import allocation_report, block_map
@@ -74,3 +75,18 @@ def test_the_block_map_has_one_heatmap_per_scheme_with_kvcores_cells():
     paged = np.asarray(figure.data[1].z)
     assert int((paged == FREE).sum()) >= int(maps["paged"].free.sum())
     assert figure.layout.xaxis.title.text == "slots"
+
+
+def test_with_a_pool_each_bar_fills_it_and_the_rest_is_free():
+    pool = 8192 * 2**17  # room for the four contiguous slabs of 2,048 slots
+    figure = waste_figure(reports=reports(), labels=WASTE_LABELS | {"free": "Free"}, pool_bytes=pool)
+    used, wasted, free = figure.data
+    assert free.name == "Free"
+    assert list(free.y) == [(pool - report.reserved_bytes) / 2**30 for report in reports()]
+    for index in range(2):
+        assert used.y[index] + wasted.y[index] + free.y[index] == pytest.approx(pool / 2**30)
+
+
+def test_requests_that_outgrow_the_pool_are_refused():
+    with pytest.raises(ValueError, match="more than the pool"):
+        waste_figure(reports=reports(), labels=WASTE_LABELS | {"free": "Free"}, pool_bytes=2048 * 2**17)

@@ -76,3 +76,17 @@ def test_any_number_of_terms_makes_one_bar_each():
     [bars] = figure(terms=terms, result=("KV pool", 18 * kvcore.GiB)).data
     assert len(bars.x) == 8 and bars.x[-1] == "KV pool"
     assert sum(bars.y) == pytest.approx(18.0)
+
+
+def test_a_result_below_zero_stands_at_zero_and_says_it_does_not_fit():
+    terms = [("weights", 30 * kvcore.GiB)]
+    [bars] = figure(terms=terms, result=("KV pool", -6 * kvcore.GiB), does_not_fit="does not fit").data
+    assert list(bars.measure) == ["relative", "relative", "absolute"], "the result restarts at zero"
+    assert bars.y[-1] == 0.0
+    assert bars.text[-1] == "does not fit"
+    assert "does not fit" in bars.hovertemplate[-1] and "-6" not in bars.hovertemplate[-1]
+
+
+def test_a_result_above_zero_is_plotlys_running_total_as_before():
+    [bars] = figure(does_not_fit="does not fit").data
+    assert bars.measure[-1] == "total" and bars.text[-1] == "5.60 GiB"

@@ -116,3 +116,35 @@ def test_the_language_sets_the_decimal_mark(models):
         model=models["gpt2"], generated_tokens=100, labels=labels(WORK_LABELS, KEYS, "pt"), separators=",."
     )
     assert figure.layout.separators == ",."
+
+
+def _height_on_the_axis(figure, value):
+    """Where `value` sits between the lowest and highest curve point: 0 at the bottom, 1 at the top."""
+    shown = np.concatenate([np.asarray(curve.y, dtype=float) for curve in figure.data])
+    if figure.layout.yaxis.type == "log":
+        low, high = np.log10(shown.min()), np.log10(shown.max())
+        return (np.log10(value) - low) / (high - low)
+    return value / shown.max()
+
+
+def test_a_log_y_axis_lifts_the_cached_total_off_the_floor(models):
+    chart_labels = labels(WORK_LABELS, KEYS)
+    linear = cumulative_work_figure(model=models["llama-3.1-8b"], generated_tokens=1000, labels=chart_labels)
+    logarithmic = cumulative_work_figure(
+        model=models["llama-3.1-8b"], generated_tokens=1000, labels=chart_labels, log_y=True
+    )
+    assert linear.layout.yaxis.type != "log" and logarithmic.layout.yaxis.type == "log"
+    cached_end = float(linear.data[1].y[-1])
+    assert _height_on_the_axis(linear, cached_end) < 0.01  # flat along zero: 2 / (N + 1) of the top
+    assert _height_on_the_axis(logarithmic, cached_end) > 0.5  # N = 1,000 of N(N+1)/2 = 500,500: 3 of 5.7 decades
+    np.testing.assert_array_equal(logarithmic.data[1].y, linear.data[1].y)
+
+
+@pytest.mark.parametrize("build", [cumulative_work_figure, step_work_figure])
+def test_the_log_y_axis_labels_the_cached_curves_level(models, build):
+    chart_labels = labels(WORK_LABELS, KEYS) | labels(STEP_LABELS, STEP_KEYS)
+    figure = build(model=models["llama-3.1-8b"], generated_tokens=1000, labels=chart_labels, log_y=True)
+    ticks = np.asarray(figure.layout.yaxis.tickvals)
+    cached = np.asarray(figure.data[1].y, dtype=float)
+    assert len(figure.layout.yaxis.ticktext) == len(ticks)
+    assert ticks.min() <= cached.min() and ticks.max() >= float(np.max(figure.data[0].y))

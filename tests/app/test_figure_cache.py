@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
+import kvcore
 from charts.prefill_decode import TIMELINE_LABELS, timeline_figure
-from ui.figure_cache import DrawnFigure, FigureCall, FigureStore, Uncacheable, call_key, frozen
+from ui.figure_cache import (
+    SPEC_HASH_FUNCS,
+    DrawnFigure,
+    FigureCall,
+    FigureStore,
+    Uncacheable,
+    call_key,
+    frozen,
+    spec_hash_funcs,
+)
 
 LABELS = {key: key for key in TIMELINE_LABELS}
 
@@ -111,3 +123,19 @@ def test_a_kept_chart_is_the_chart_drawn_from_the_figure_itself():
     built_again, kept_again = specs(app)
     assert kept_again == built_again
     assert kept_again != kept
+
+
+def test_a_spec_is_keyed_by_every_field_so_an_edited_copy_with_the_same_id_gets_its_own_entry(models, gpus):
+    llama = models["llama-3.1-8b"]
+    edited = dataclasses.replace(llama, num_key_value_heads=1)
+    assert edited.id == llama.id
+
+    @st.cache_data(show_spinner=False, hash_funcs=spec_hash_funcs())
+    def kv_heads_on(model: kvcore.ModelSpec, gpu: kvcore.GpuSpec) -> tuple[int, str]:
+        return model.num_key_value_heads, gpu.id
+
+    assert kv_heads_on(llama, gpus["h100-sxm"]) == (llama.num_key_value_heads, "h100-sxm")
+    assert kv_heads_on(edited, gpus["h100-sxm"]) == (1, "h100-sxm")
+    assert kv_heads_on(llama, gpus["rtx-4090"]) == (llama.num_key_value_heads, "rtx-4090")
+    key = SPEC_HASH_FUNCS[kvcore.ModelSpec]
+    assert key(llama) == key(kvcore.load_models()["llama-3.1-8b"])

@@ -7,10 +7,12 @@ import re
 from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from i18n import LANGUAGES, translate
 from tests.app.figures import chart_figures
 from tests.app.helpers import TRICKY_PAIRS, open_page
+from ui import lesson
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "lessons").glob("*.py"))
@@ -40,9 +42,10 @@ PREFIXES = {
     "quiz": "qz_",
     "course": "cp_",
     "glossary": "gl_",
+    "instructor": "in_",
 }
 #: Pages that teach by asking or explaining, not by a model to move: no slider, chart or formula required.
-NOT_CALCULATORS = {"quiz", "course", "glossary"}
+NOT_CALCULATORS = {"quiz", "course", "glossary", "instructor"}
 WIDGET_KEY = re.compile(r"""\bkey=["']([A-Za-z0-9_]+)["']""")
 #: Models and GPUs that stress a page: MHA with a 1k context, MLA, sliding windows, linear attention,
 #: MQA, weights bigger than any one GPU; a GPU without FP8 and an Apple GPU.
@@ -135,6 +138,43 @@ def test_presentation_mode_enlarges_the_type(app):
     assert any("font-size" in element.proto.body for element in app.get("html"))
 
 
+def test_presentation_mode_folds_the_introduction_and_the_predict_box(app):
+    # Issue 15: at 1280 × 720 the first screen held only the title and the predict box.
+    open_page(app, "lessons/decode_speed.py", lang="pt", present="true")
+    intro = translate("pt", "decode_speed.intro")
+    # Once on the page, and that once behind the button beside the title.
+    assert [block.value for block in app.main.markdown].count(intro) == 1
+    assert any(intro == block.value for popover in app.get("popover") for block in popover.markdown)
+    [predict] = [box for box in app.expander if box.label == translate("pt", "practice.predict_title")]
+    assert predict.proto.expanded is False
+    css = " ".join(element.proto.body for element in app.get("html"))
+    assert "order: -1" in css and ".stPrintGraphic" in css  # the chart before its column's metrics and texts
+
+
+def test_presentation_mode_draws_chart_type_larger(app):
+    open_page(app, "lessons/decode_speed.py", present="true")
+    presented = chart_figures(app)[0]["layout"]
+    other = AppTest.from_file(app._script_path, default_timeout=app.default_timeout)  # a second student, not presenting
+    normal = chart_figures(open_page(other, "lessons/decode_speed.py"))[0]["layout"]
+    assert presented["font"]["size"] == pytest.approx(normal.get("font", {}).get("size", 12) * 1.4, abs=0.1)
+    assert presented["height"] < 720  # the chart fits a projector's first screen under the title
+
+
+def test_projector_fonts_scale_every_sized_font_and_give_the_base_one_a_size():
+    layout = {"title": {"text": "t", "font": {"size": 20}}, "xaxis": {"tickfont": {"size": 10}}, "annotations": [
+        {"text": "a", "font": {"size": 11}}]}  # fmt: skip
+    scaled = lesson.projector_fonts(layout)
+    assert scaled["font"]["size"] == pytest.approx(12 * 1.4)
+    assert scaled["title"]["font"]["size"] == 28 and scaled["annotations"][0]["font"]["size"] == pytest.approx(15.4)
+    assert scaled["xaxis"]["tickfont"]["size"] == 10  # "tickfont" is not "font": Plotly takes it from the base
+
+
+def test_every_page_puts_its_chart_first_on_a_phone(app):
+    open_page(app, "lessons/memory.py")
+    css = " ".join(element.proto.body for element in app.get("html"))
+    assert "@media (max-width: 640px)" in css and "column-reverse" in css
+
+
 def test_normal_mode_adds_no_presentation_style(app):
     open_page(app, "lessons/memory.py")
     assert not any("font-size" in element.proto.body for element in app.get("html"))
@@ -176,3 +216,24 @@ def test_every_fraction_slider_shows_a_percentage_unless_it_is_a_flag(app, page)
 @pytest.mark.parametrize(("page", "flag"), [("lessons/vllm_pool.py", True), ("lessons/decode_speed.py", False)])
 def test_the_fraction_rule_is_seen_on_a_flag_and_on_a_share(app, page, flag):
     assert flag in fraction_sliders_checked(app, page)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_reset_puts_the_pages_controls_back_and_keeps_the_sidebar(app, lang):
+    open_page(app, "lessons/vllm_pool.py", lang=lang, vp_utilization="0.8", vp_pp="2", model="llama-3.1-70b")
+    assert app.slider(key="vp_utilization").value == 0.8
+    app.button(key="reset_page").click().run()
+    assert not app.exception
+    assert app.slider(key="vp_utilization").value == 0.9 and app.select_slider(key="vp_pp").value == 1
+    assert not [key for key in app.query_params if key.startswith("vp_")]
+    assert app.query_params.get("model") in ("llama-3.1-70b", ["llama-3.1-70b"])  # the sidebar's model stays
+    assert app.button(key="reset_page").label == translate(lang, "sidebar.reset")
+
+
+def test_reset_puts_a_choice_back_and_takes_it_out_of_the_link(app):
+    open_page(app, "lessons/preemption.py", pr_mode="swap")
+    assert app.button_group(key="pr_mode").value == "swap"
+    app.button(key="reset_page").click().run()
+    assert not app.exception
+    assert app.button_group(key="pr_mode").value == "recompute"
+    assert "pr_mode" not in app.query_params

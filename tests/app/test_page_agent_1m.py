@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from i18n import LANGUAGES, translate
+import kvcore
+from charts.formatting import memory
+from i18n import LANGUAGES, NUMBER_SEPARATORS, translate
 from kvcore import agent
 from kvcore.units import (
     format_bytes,
@@ -150,3 +152,30 @@ def test_tricky_models_and_gpus_run_without_an_error(app, model, gpu):
 def test_no_text_falls_back_to_its_raw_key(app, lang):
     open_page(app, lang, **SEED)
     assert not [m.value for m in [*app.markdown, *app.caption] if m.value.startswith("agent_1m.")]
+
+
+# ---------------------------------------------------------------- trained sparse attention (issue 15)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_trained_sparse_attention_shows_kvcores_stored_and_read_bytes(app, models, gpus, lang):
+    open_page(app, lang, **SEED)
+    assert not app.exception
+    assert translate(lang, "agent_1m.sparse_title") in [header.value for header in app.subheader]
+    stored, read = translate(lang, "agent_1m.sparse_col_stored"), translate(lang, "agent_1m.sparse_col_read")
+    [table] = [shown.value for shown in app.table if stored in shown.value.columns]
+    seps = NUMBER_SEPARATORS[lang]
+    methods = kvcore.trained_sparse_attention(models["llama-3.1-70b"], context_tokens=1_000_000, bytes_per_value=2.0)
+    for method in methods:
+        row = table.loc[translate(lang, f"agent_1m.sparse_{method.name}")]
+        assert row[stored] == memory(method.stored_bytes, seps)
+        assert row[read] == memory(method.read_bytes, seps)
+        assert row[translate(lang, "agent_1m.sparse_col_does")] == translate(
+            lang, f"agent_1m.sparse_{method.name}_does"
+        )
+    text = "\n".join(block.value for block in app.markdown)
+    by_name = {method.name: method for method in methods}
+    # Memory against bandwidth: NSA reads a small part, DuoAttention stores less; the text's four names are there.
+    assert memory(by_name["nsa"].read_bytes, seps) in text and memory(by_name["duo"].stored_bytes, seps) in text
+    for name in ("DuoAttention", "NSA", "MoBA", "SeerAttention"):
+        assert name in translate(lang, "agent_1m.sparse_intro")

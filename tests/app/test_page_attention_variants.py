@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import kvcore
-from i18n import LANGUAGES, translate
+from charts.formatting import size, times
+from i18n import LANGUAGES, NUMBER_SEPARATORS, translate
 from kvcore.units import format_bytes
 from kvcore.variants import attention_variants, cache_saving_fraction
 from tests.app.figures import chart_figures
@@ -184,3 +185,40 @@ def test_weights_too_big_for_the_gpu_give_a_warning_not_an_error(app):
     open_page(app, model="llama-3.1-405b", gpu="rtx-4090")
     assert not app.error
     assert any("do not fit" in warning.value for warning in app.warning)
+
+
+# ---------------------------------------------------------------- GQA's 8×, the one "free" factor (issue 15)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize(
+    ("model_id", "kind"),
+    [("llama-3.1-8b", "gqa"), ("llama-3.1-70b", "gqa"), ("falcon-7b", "mqa"), ("gpt2", "mha"), ("deepseek-v3", "mla")],
+)
+def test_the_free_factor_is_the_sidebar_models_own_sharing_computed_by_kvcore(app, models, lang, model_id, kind):
+    open_page(app, lang, model=model_id)
+    assert not app.exception
+    model = models[model_id]
+    own = model if kind == "mla" else attention_variants(model, gqa_kv_heads=model.num_key_value_heads)["GQA"]
+    mha = kvcore.mha_equivalent_bytes_per_token(model)
+    seps = NUMBER_SEPARATORS[lang]
+    text = "\n".join(block.value for block in app.markdown)
+    # The text's claim, with the 70B cut it names (64 query heads over 8 KV heads: 8×).
+    llama_70b = models["llama-3.1-70b"]
+    cut = kvcore.mha_equivalent_bytes_per_token(llama_70b) / kvcore.kv_bytes_per_token(llama_70b)
+    assert cut == 8
+    claim = translate(
+        lang, "attention_variants.free_factor_claim", cut_70b=times(cut, seps, decimals=1, trim_zeros=True)
+    )
+    assert claim in text
+    expected = translate(
+        lang,
+        f"attention_variants.free_factor_{kind}",
+        model=model.name,
+        heads=model.num_attention_heads,
+        kv_heads=model.num_key_value_heads,
+        mha=size(mha, seps),
+        own=size(kvcore.kv_bytes_per_token(own), seps),
+        factor=times(mha / kvcore.kv_bytes_per_token(own), seps, decimals=1, trim_zeros=True),
+    )
+    assert expected in text

@@ -196,13 +196,14 @@ def test_a_new_custom_path_starts_from_the_path_shown_before_and_goes_in_the_url
     app.multiselect(key="cp_compose").set_value(["sizing", "quiz:sizing"]).run()
     assert app.query_params[course.PATH_KEY] == "sizing,quiz:sizing"
     [share] = app.code
-    assert share.value.endswith("/course?cp_path=sizing,quiz:sizing")
+    assert share.value.endswith("/course?cp_path=sizing,quiz:sizing&lang=en")
 
 
-def test_the_share_link_names_the_path_without_the_language(app):
+def test_the_share_link_names_the_path_and_keeps_the_language(app):
+    # Issue 15: a class shown in Portuguese hands out a link that opens in Portuguese.
     open_course(app, "pt", **{course.ID_KEY: "serving_engineer", course.STEP_KEY: "4"})
     [share] = app.code
-    assert share.value.endswith("/course?cp_id=serving_engineer")
+    assert share.value.endswith("/course?cp_id=serving_engineer&lang=pt")
 
 
 def test_progress_shows_a_quiz_score_and_an_opened_lesson(app):

@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 
 import kvcore
+from charts.formatting import memory, size
 from charts.memory_heatmap import heatmap_contexts, heatmap_users
-from i18n import catalogue, translate
+from course import seeds
+from i18n import NUMBER_SEPARATORS, catalogue, localize_number, translate
 from kvcore.capacity import gpus_needed
 from kvcore.memory import break_even_context_tokens, mha_cache_bytes, total_memory_bytes
 from kvcore.units import format_bytes, format_gb, format_gib, format_tokens
@@ -273,3 +275,45 @@ def test_the_heatmap_grid_is_kvcores_total_for_the_page_settings(app, models):
         overhead_bytes=2 * kvcore.GiB,
     )
     np.testing.assert_allclose(plotly_array(heatmap["z"]), expected / kvcore.GiB, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- seed 000's 8k / 32k / 128k table (issue 15)
+
+
+@pytest.mark.parametrize("lang", ["en", "pt"])
+def test_the_first_texts_table_is_shown_with_its_figures_beside_kvcores(app, models, lang):
+    open_page(app, lang=lang)
+    assert not app.exception
+    assert translate(lang, "memory.table000_title") in [header.value for header in app.subheader]
+    source = translate(lang, "memory.table000_col_source")
+    [table] = [shown.value for shown in app.dataframe if source in shown.value.columns]
+    seps = NUMBER_SEPARATORS[lang]
+    contexts = [
+        translate(lang, "memory.table000_col_context", tokens=localize_number(format_tokens(s), lang))
+        for s in seeds.SEED_000_CONTEXT_TOKENS
+    ]
+    per_token = translate(lang, "memory.table000_col_per_token")
+    computed = table[table[source] == translate(lang, "memory.table000_source_kvcore")]
+    says = table[table[source] == translate(lang, "memory.table000_source_text")]
+    assert len(computed) == len(says) == 3  # MHA, GQA, GQA with an FP8 cache
+    for i, row in enumerate(seeds.SEED_000_TABLE):
+        spec = kvcore.with_changes(models[seeds.SEED_000_MODEL_ID], num_key_value_heads=row.num_key_value_heads)
+        b = kvcore.bytes_per_value(row.kv_dtype)
+        assert computed[per_token].iloc[i] == size(kvcore.kv_bytes_per_token(spec, bytes_per_value=b), seps)
+        assert says[per_token].iloc[i] == localize_number(format_bytes(row.per_token_bytes), lang)
+        for column, s, text_bytes in zip(contexts, seeds.SEED_000_CONTEXT_TOKENS, row.cache_bytes, strict=True):
+            exact = float(kvcore.sequence_kv_bytes(spec, context_tokens=s, bytes_per_value=b))
+            assert computed[column].iloc[i] == memory(exact, seps)
+            assert says[column].iloc[i] == localize_number(format_gib(text_bytes), lang)
+            assert exact == text_bytes  # the text is exact here: binary units, binary thousands
+    base = models[seeds.SEED_000_MODEL_ID]
+    mha, gqa = (kvcore.with_changes(base, num_key_value_heads=n) for n in (32, 8))
+    expected = translate(
+        lang,
+        "memory.table000_same",
+        mha_factor=f"{kvcore.kv_bytes_per_token(mha) / kvcore.kv_bytes_per_token(gqa):g}",  # 4
+        fp8_factor=f"{kvcore.kv_bytes_per_token(gqa) / kvcore.kv_bytes_per_token(gqa, bytes_per_value=1.0):g}",  # 2
+        mha_kv=32,
+        gqa_kv=8,
+    )
+    assert expected in [block.value for block in app.markdown]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pytest
 
 import kvcore
@@ -9,7 +12,7 @@ from course.seeds import SHAREGPT_ON_OPT
 from i18n import LANGUAGES, translate
 from kvcore.paging import allocation_report, request_lengths_tokens, requests_that_fit
 from kvcore.units import format_gib
-from tests.app.helpers import metric, page_opener
+from tests.app.helpers import first_figure, metric, page_opener, plotly_array
 
 PAGE = "lessons/paged_attention.py"
 TRICKY = ["gpt2", "deepseek-v3", "gemma-3-27b", "qwen3-next-80b-a3b"]
@@ -108,3 +111,42 @@ def test_the_page_takes_any_model_in_both_languages(app, lang, model):
     assert not app.exception, [exception.value for exception in app.exception]
     assert not app.error
     assert len(app.get("plotly_chart")) == 2
+
+
+def test_the_waste_chart_draws_the_pool_as_the_requests_that_fit_fill_it(app, models):
+    """Issue 15: the chart drew 1,000 slabs (250 GiB "reserved") beside a 32 GiB pool; now it draws the pool."""
+    open_page(app)
+    per_token = kvcore.kv_bytes_per_token(models["llama-3.1-8b"])
+    _, fits = expected()
+    lengths = request_lengths_tokens(1000, mean_tokens=499, spread=0.8, max_model_len=2048, seed=0)
+    figure = first_figure(app)
+    used, wasted, free = (plotly_array(trace["y"]) for trace in figure["data"])
+    pool_gib = DEFAULTS["pool"] * per_token / 2**30
+    np.testing.assert_allclose(used + wasted + free, [pool_gib, pool_gib])
+    held = [
+        allocation_report(lengths[: fits[scheme]], scheme=scheme, max_model_len=2048, block_size=16)
+        for scheme in ("contiguous", "paged")
+    ]
+    np.testing.assert_allclose(used, [report.used_tokens * per_token / 2**30 for report in held])
+
+
+@pytest.mark.parametrize(("lang", "drawn"), [("en", "473.1"), ("pt", "473,1")])
+def test_the_page_says_why_the_formulas_mean_is_not_the_sliders(app, lang, drawn):
+    open_page(app, lang=lang)
+    lengths = request_lengths_tokens(1000, mean_tokens=499, spread=0.8, max_model_len=2048, seed=0)
+    assert f"{lengths.mean():.1f}" == "473.1"
+    [said] = [
+        caption.value
+        for caption in app.caption
+        if caption.value.startswith(
+            translate(lang, "paged_attention.mean_drawn", mean="499", requests="1", drawn="", max_len="")[:12]
+        )
+    ]
+    assert f"**{drawn}**" in said and "**499**" in said
+    assert any(drawn.replace(",", "{,}") in formula.value for formula in app.latex), "the formula's own mean"
+
+
+def test_a_one_slot_cell_is_singular_in_portuguese(app):
+    open_page(app, lang="pt")
+    subtitle = json.loads(app.get("plotly_chart")[1].proto.spec)["layout"]["title"]["subtitle"]["text"]
+    assert "1 posição " in subtitle and "(ões)" not in subtitle

@@ -108,7 +108,7 @@ def test_an_unknown_topic_in_the_url_gives_the_notice_and_every_topic(app, model
 def test_the_page_says_the_set_can_be_handed_out_by_its_address(app):
     open_practice(app, ex_set="7")
     assert any(m.value == translate("en", "practice.share", set=7, count=8) for m in app.markdown)
-    assert app.code[0].value == "/practice?ex_set=7&ex_count=8"
+    assert app.code[0].value == "/practice?ex_set=7&ex_count=8&lang=en"
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)

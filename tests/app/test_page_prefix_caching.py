@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 import kvcore
-from i18n import LANGUAGES, translate
+from charts.formatting import number
+from i18n import LANGUAGES, localize_number, translate
 from kvcore.paging import cached_prefix_tokens, prefix_memory, prompt_cache_cost
 from kvcore.units import format_gib, format_tokens
 from tests.app.helpers import metric, page_opener
@@ -125,3 +126,56 @@ def test_without_a_minimum_the_same_short_prefix_is_cached(app):
     assert app.select_slider(key="pc_min_cacheable").value == 0
     said = translate("en", "prefix_caching.cost_too_short", prefix="12", minimum="1,024")
     assert said not in [block.value for block in app.markdown]
+
+
+# ---------------------------------------------------------------- when prompt caching is worth it (issue 15)
+
+
+def usd_text(value: float, lang: str) -> str:
+    """A price as the page writes it: four decimals below one dollar, two above."""
+    return localize_number(number(value, decimals=2 if abs(value) >= 1 else 4) + " USD", lang)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_when_to_use_prompt_caching_shows_the_one_off_price_and_kvcores_break_even(app, lang):
+    open_page(app, lang)
+    app.slider(key="pc_write").set_value(1.25).run()  # Anthropic's 5-minute cache write
+    assert not app.exception
+    assert translate(lang, "prefix_caching.when_title") in [header.value for header in app.subheader]
+    text = "\n".join(block.value for block in app.markdown)
+    assert translate(lang, "prefix_caching.when_text") in text  # chatbots, RAG, agents; one-off prompts left out
+    pricing = {**PRICE, "cache_write_multiplier": 1.25, "interval_s": 10, "min_cacheable_tokens": 1024}
+    one_off = prompt_cache_cost(prefix_tokens=2000, suffix_tokens=200, requests=1, **pricing)
+    assert float(one_off.saved_usd) < 0  # a write nobody reads
+    assert f"**{usd_text(-float(one_off.saved_usd), lang)}**" in text
+    counts = list(range(1, 101))
+    saved = prompt_cache_cost(prefix_tokens=2000, suffix_tokens=200, requests=counts, **pricing).saved_usd
+    first = next(n for n, value in zip(counts, saved, strict=True) if value > 0)
+    assert first == 2  # 1.25 + 0.1 < 2: the second request already pays the write back
+    everyone = prompt_cache_cost(prefix_tokens=2000, suffix_tokens=200, requests=100, **pricing)
+    expected = translate(
+        lang,
+        "prefix_caching.when_pays",
+        n=first,
+        interval=10,
+        ttl=300,
+        saved=usd_text(float(everyone.saved_usd), lang),
+        requests=localize_number(format_tokens(100), lang),
+    )
+    assert expected in text
+
+
+def test_requests_slower_than_the_ttl_never_pay_the_write_back(app):
+    open_page(app)
+    app.slider(key="pc_write").set_value(1.25).run()
+    app.slider(key="pc_interval").set_value(600).run()
+    assert translate("en", "prefix_caching.when_never", interval=600, ttl=300, top=100) in [
+        block.value for block in app.markdown
+    ]
+
+
+def test_a_prefix_below_the_providers_minimum_has_nothing_to_decide(app):
+    open_page(app)
+    app.slider(key="pc_prefix").set_value(500).run()
+    expected = translate("en", "prefix_caching.when_short", prefix="500", minimum="1,024")
+    assert expected in [block.value for block in app.markdown]

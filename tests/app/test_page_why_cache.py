@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 
 import kvcore
-from i18n import LANGUAGES, translate
+from charts.formatting import size
+from i18n import LANGUAGES, NUMBER_SEPARATORS, localize_number, translate
 from kvcore.attention import kv_projection_flops_with_cache, kv_projection_flops_without_cache, recompute_factor
-from kvcore.units import format_bytes, format_flop, format_quantity
+from kvcore.units import format_bytes, format_flop, format_quantity, format_tokens
+from tests.app.figures import chart_figures
 from tests.app.helpers import TRICKY_PAIRS, first_figure, page_opener
 from tests.app.helpers import metric as metric_value
 
@@ -107,3 +109,44 @@ def test_the_linear_attention_note_appears_only_for_models_with_linear_layers(ap
 def test_portuguese_numbers_use_a_decimal_comma(app):
     open_page(app, lang="pt")
     assert metric_value(app, "why_cache.metric_factor", "pt") == "500,5×"
+
+
+def test_the_log_axis_toggle_puts_both_work_charts_on_a_log_y_axis(app):
+    open_page(app)
+    assert {figure["layout"]["yaxis"].get("type") for figure in chart_figures(app)[:2]} <= {None, "linear", "-"}
+    app.toggle(key="wc_log").set_value(True).run()
+    work, step = chart_figures(app)[:2]
+    assert work["layout"]["yaxis"]["type"] == step["layout"]["yaxis"]["type"] == "log"
+    assert work["layout"]["title"]["text"] == translate("en", "why_cache.work_title", model="Llama 3.1 8B")
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_a_url_restores_the_log_axis_in_each_language(app, lang):
+    open_page(app, lang=lang, wc_log="true")
+    assert app.toggle(key="wc_log").value is True
+    assert app.toggle(key="wc_log").label == translate(lang, "why_cache.log_axis")
+    assert chart_figures(app)[0]["layout"]["yaxis"]["type"] == "log"
+
+
+# ---------------------------------------------------------------- why Q is not cached (issue 15)
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_why_q_is_not_cached_is_explained_with_kvcores_reads_and_bytes(app, models, lang):
+    open_page(app, lang)
+    app.slider(key="wc_tokens").set_value(5000).run()
+    assert not app.exception
+    assert translate(lang, "why_cache.no_q_title") in [header.value for header in app.subheader]
+    model, seps = models["llama-3.1-8b"], NUMBER_SEPARATORS[lang]
+    expected = translate(
+        lang,
+        "why_cache.no_q_text",
+        tokens=localize_number(format_tokens(5000), lang),
+        kv_reads=localize_number(format_tokens(float(kvcore.kv_reads_of_token(1, generated_tokens=5000))), lang),
+        q_reads=localize_number(format_tokens(float(kvcore.query_reads_of_token(1, generated_tokens=5000))), lang),
+        model=model.name,
+        q_bytes=size(kvcore.query_bytes_per_token(model), seps),
+        kv_bytes=size(kvcore.kv_bytes_per_token(model), seps),
+    )
+    assert expected in [block.value for block in app.markdown]
+    assert kvcore.kv_reads_of_token(1, generated_tokens=5000) == 5000  # read by every step; the query by one

@@ -213,3 +213,62 @@ def test_evicting_to_10_percent_saves_90_percent_and_keeps_the_measured_mass(mod
 )
 def test_the_verdict_names_how_concentrated_the_mass_is(share, words):
     assert agent.mass_verdict(share) == words
+
+
+# ---------------------------------------------------------------- every format at once
+
+
+FORMATS = (2.0, 1.0, 0.5)  # BF16, FP8, INT4 bytes per value
+#: (context tokens, shards, answer tokens, usable share, weight bytes per param): short, long and odd contexts,
+#: one and several GPUs, the page's shortest and longest answers, the whole card and part of it, BF16 and INT4 weights.
+LEDGER_GRID = (
+    (1, 1, 100, 1.0, 2.0),
+    (1_000, 2, 1_000, 0.9, 2.0),
+    (131_072, 1, 10_000, 0.5, 0.5),
+    (999_999, 4, 1_000, 1.0, 1.0),
+    (1_000_000, 8, 1_000, 1.0, 2.0),
+    (2_000_000, 16, 10_000, 0.75, 2.0),
+)
+
+
+def outcome(compute):
+    """What a ledger call gives: its ledgers, or the code of the KvError it raises."""
+    try:
+        return compute()
+    except kv.KvError as error:
+        return error.code
+
+
+def test_every_formats_ledger_at_once_equals_each_formats_own_ledger_exactly(models, gpus):
+    gpu_list = list(gpus.values())
+    compared = 0
+    for index, model in enumerate(models.values()):
+        gpu = gpu_list[index % len(gpu_list)]
+        for context, shards, answer, utilization, weight_bytes in LEDGER_GRID:
+            tp = max(size for size in kv.tensor_parallel_sizes(model, max_gpus=16) if size <= shards)
+            knobs = {
+                "context_tokens": context,
+                "weight_bytes_per_param": weight_bytes,
+                "shards": tp,
+                "answer_tokens": answer,
+                "utilization": utilization,
+            }
+            together = outcome(lambda: agent.ledgers(model, gpu, kv_bytes_per_value=FORMATS, **knobs))  # noqa: B023
+            one_by_one = outcome(
+                lambda: tuple(agent.ledger(model, gpu, kv_bytes_per_value=b, **knobs) for b in FORMATS)  # noqa: B023
+            )
+            assert together == one_by_one, (model.id, gpu.id, knobs)  # every field, to the last bit
+            compared += isinstance(together, tuple)
+    assert compared > 100
+
+
+def test_one_format_at_once_is_that_formats_ledger(models, gpus):
+    model, gpu = models["llama-3.1-70b"], gpus["h100-sxm"]
+    (fp8,) = agent.ledgers(model, gpu, context_tokens=1_000_000, kv_bytes_per_value=[1.0], shards=8)
+    assert fp8 == agent.ledger(model, gpu, context_tokens=1_000_000, kv_bytes_per_value=1.0, shards=8)
+
+
+def test_no_format_at_all_is_an_input_error(models, gpus):
+    with pytest.raises(kv.KvError) as raised:
+        agent.ledgers(models["llama-3.1-70b"], gpus["h100-sxm"], context_tokens=1_000, kv_bytes_per_value=[])
+    assert raised.value.code == "no_cache_formats"
