@@ -6,7 +6,7 @@ presentation mode ("Answer key for this set") with its set's parameters.
 
 The key reads ``ex_set``, ``ex_count`` and ``ex_topics`` from the address as /practice does
 (its defaults and limits, the topics in the catalogue's order), draws the set the same way
-(``generate_exercise_set(set, count=MAX_COUNT, topics=…)`` cut to the count), and shows each
+(``ui.practice.exercise_set``), and shows each
 question with its exact answer, tolerance and worked steps, through ui/practice.py's own words.
 The handout shows a lesson's title, introduction, formulas (its glossary terms' and its
 catalogue's symbolic ones), takeaway, terms and quiz questions without their answers; it prints
@@ -27,10 +27,14 @@ from ui.glossary import facts_of
 
 lesson.rerun_alone(__file__)
 
-# The practice page's limits and defaults (lessons/practice.py; tests/app/test_page_instructor.py checks they agree).
-MAX_SET = 10_000
-MIN_COUNT, MAX_COUNT, DEFAULT_COUNT = 4, 12, 8
-SET_KEY, COUNT_KEY, TOPICS_KEY = "ex_set", "ex_count", "ex_topics"
+# The practice page's limits and defaults: one home, ui.practice.
+MAX_SET, MIN_COUNT, MAX_COUNT, DEFAULT_COUNT = (
+    practice.MAX_SET,
+    practice.MIN_COUNT,
+    practice.MAX_COUNT,
+    practice.DEFAULT_COUNT,
+)
+SET_KEY, COUNT_KEY, TOPICS_KEY = practice.SET_KEY, practice.COUNT_KEY, practice.TOPICS_KEY
 PARTS = ("key", "handout")
 LESSON_KEY = "in_lesson"
 
@@ -80,12 +84,9 @@ if part == "key":
     asked_topics = st.query_params.get_all(TOPICS_KEY)
     chosen_topics = tuple(topic for topic in exercises.TOPICS if topic in asked_topics) or None
     try:
-        drawn = exercises.generate_exercise_set(
-            set_number, models=ui.models(), gpus=ui.gpus(), count=MAX_COUNT, topics=chosen_topics
-        )
+        chosen = practice.exercise_set(set_number, count=count, topics=asked_topics)
     except ValueError as error:
         lesson.stop_with(error)
-    chosen = drawn[:count]
 
     topic_names = ", ".join(t(practice.TOPIC_KEYS[topic]) for topic in chosen_topics or ())
     st.subheader(t("instructor.key_title", set=set_number))

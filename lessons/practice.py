@@ -1,7 +1,7 @@
 """Exercise sets: numbered, seeded, the same questions for everyone who opens the same set.
 
-Set n is kvcore's ``generate_exercise_set(n, count=MAX_COUNT, topics=…)`` cut to the chosen
-count, so a longer set only adds questions at its end and the first ones keep their answers.
+Set n is ``ui.practice.exercise_set`` (course.exercises' seeded set cut to the chosen
+count), so a longer set only adds questions at its end and the first ones keep their answers.
 The address holds the set, the count and the topics (``?ex_set=7&ex_count=8``): an
 instructor hands out "set 7" as a link. Each exercise is ui/practice.py's answer box, the
 same as every lesson's "predict, then reveal" box; the chart places each answer against
@@ -19,9 +19,13 @@ from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
 
-MAX_SET = 10_000
-MIN_COUNT, MAX_COUNT, DEFAULT_COUNT = 4, 12, 8
-SET_KEY, TOPICS_KEY = "ex_set", "ex_topics"
+MAX_SET, MIN_COUNT, MAX_COUNT, DEFAULT_COUNT = (
+    practice.MAX_SET,
+    practice.MIN_COUNT,
+    practice.MAX_COUNT,
+    practice.DEFAULT_COUNT,
+)
+SET_KEY, COUNT_KEY, TOPICS_KEY = practice.SET_KEY, practice.COUNT_KEY, practice.TOPICS_KEY
 #: Progress rows: this page's sets first (the row a student looks for here), then every lesson with a predict
 #: box, in the menu's order.
 PROGRESS_ROWS = {"practice": "practice.progress_sets", **course.LESSON_TITLES}
@@ -79,15 +83,10 @@ with controls[2]:
         st.query_params[TOPICS_KEY] = topics
 
 set_number = int(set_number or 1)
-# The catalogue's order, whatever order they were picked in: the same topics always give the same set.
-chosen_topics = tuple(topic for topic in exercises.TOPICS if topic in topics) or None
 try:
-    drawn = exercises.generate_exercise_set(
-        set_number, models=ui.models(), gpus=ui.gpus(), count=MAX_COUNT, topics=chosen_topics
-    )
+    chosen = practice.exercise_set(set_number, count=count, topics=topics)
 except ValueError as error:
     lesson.stop_with(error)
-chosen = drawn[:count]
 
 address = course.share_address("practice", {SET_KEY: str(set_number), "ex_count": str(count), TOPICS_KEY: topics})
 st.markdown(t("practice.share", set=set_number, count=count))

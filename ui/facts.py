@@ -14,6 +14,7 @@ import ui
 from charts import formatting
 from course import facts
 from course.facts import Kind, Number
+from i18n import NUMBER_SEPARATORS, localize_number
 from kvcore.units import (
     format_bandwidth,
     format_bytes_decimal,
@@ -37,27 +38,40 @@ def shown(name: str | None) -> dict[str, str]:
 
 
 def written(value: str | Number) -> str:
-    """One placeholder as text: a name as it is, a number by the formatter of its kind."""
-    return value if isinstance(value, str) else _FORMATS[value.kind](value)
+    """One placeholder as text: a name as it is, a number by the formatter of its kind (this session's language
+    and memory unit)."""
+    if isinstance(value, str):
+        return value
+    return number_formats(ui.language(), lesson.memory_unit())[value.kind](value)
 
 
-_FORMATS: Mapping[Kind, Callable[[Number], str]] = MappingProxyType(
-    {
-        "integer": lambda n: str(round(n.value)),
-        "count": lambda n: ui.num(format_tokens(n.value)),
-        "quantity": lambda n: ui.num(format_quantity(n.value)),
-        "ratio": lambda n: ui.num(f"{n.value:g}"),
-        # '96.875%', '75%': at most `decimals` decimals, trailing zeros dropped
-        "percent": lambda n: formatting.percent(n.value, ui.separators(), decimals=n.decimals, trim_zeros=True),
-        "billions": lambda n: ui.num(format_quantity(n.value / 1e9)),
-        "size": lambda n: lesson.size(n.value),
-        "memory": lambda n: lesson.mem(n.value),
-        "gib": lambda n: ui.num(format_gib(n.value)),
-        "gb": lambda n: ui.num(format_gb(n.value)),
-        "decimal_size": lambda n: ui.num(format_bytes_decimal(n.value)),
-        "seconds": lambda n: ui.num(format_seconds(n.value)),
-        "bandwidth": lambda n: ui.num(format_bandwidth(n.value)),
-        "flop_per_s": lambda n: ui.num(format_flops(n.value)),
-        "tokens_per_s": lambda n: ui.num(format_tokens_per_s(n.value, unit=False)),
-    }
-)
+def number_formats(lang: str, unit: str) -> Mapping[Kind, Callable[[Number], str]]:
+    """How each kind of number is written in language `lang` with memory in `unit` ("GiB" or "GB").
+
+    Pure (no session): the quiz's option-length test reads the options exactly as the page shows them.
+    """
+    marks = NUMBER_SEPARATORS[lang]
+
+    def local(text: str) -> str:
+        return localize_number(text, lang)
+
+    return MappingProxyType(
+        {
+            "integer": lambda n: str(round(n.value)),
+            "count": lambda n: local(format_tokens(n.value)),
+            "quantity": lambda n: local(format_quantity(n.value)),
+            "ratio": lambda n: local(f"{n.value:g}"),
+            # '96.875%', '75%': at most `decimals` decimals, trailing zeros dropped
+            "percent": lambda n: formatting.percent(n.value, marks, decimals=n.decimals, trim_zeros=True),
+            "billions": lambda n: local(format_quantity(n.value / 1e9)),
+            "size": lambda n: formatting.size(n.value, marks, unit=unit),
+            "memory": lambda n: formatting.memory(n.value, marks, unit=unit),
+            "gib": lambda n: local(format_gib(n.value)),
+            "gb": lambda n: local(format_gb(n.value)),
+            "decimal_size": lambda n: local(format_bytes_decimal(n.value)),
+            "seconds": lambda n: local(format_seconds(n.value)),
+            "bandwidth": lambda n: local(format_bandwidth(n.value)),
+            "flop_per_s": lambda n: local(format_flops(n.value)),
+            "tokens_per_s": lambda n: local(format_tokens_per_s(n.value, unit=False)),
+        }
+    )

@@ -37,7 +37,7 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -61,6 +61,26 @@ from kvcore.units import (
 )
 from ui import lesson, t
 from ui.formula import latex_number
+
+#: Exercise sets (/practice and the instructor's answer key read them alike): the set number's range, the
+#: questions a set shows, and the address keys (``?ex_set=7&ex_count=8&ex_topics=…``).
+MAX_SET = 10_000
+MIN_COUNT, MAX_COUNT, DEFAULT_COUNT = 4, 12, 8
+SET_KEY, COUNT_KEY, TOPICS_KEY = "ex_set", "ex_count", "ex_topics"
+
+
+def exercise_set(set_number: int, *, count: int, topics: Sequence[str] = ()) -> list[Exercise]:
+    """Set n as everyone sees it: ``generate_exercise_set(n, count=MAX_COUNT, topics=…)`` cut to `count`.
+
+    The topics in the catalogue's order, whatever order they were picked in (the same topics always give
+    the same set); a longer set only adds questions at its end, so the first ones keep their answers.
+    """
+    chosen = tuple(topic for topic in exercises.TOPICS if topic in topics) or None
+    drawn = exercises.generate_exercise_set(
+        set_number, models=ui.models(), gpus=ui.gpus(), count=MAX_COUNT, topics=chosen
+    )
+    return list(drawn[:count])
+
 
 KINDS = ("exercise", "quiz")
 PROGRESS_KEY = "_practice_progress"

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import ast
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -15,26 +13,9 @@ from i18n import LANGUAGES, catalogue, translate
 from tests.app.conftest import ROOT
 from tests.app.helpers import open_page
 from ui import course, export
+from ui import practice as ui_practice
 
 PAGE = "lessons/instructor.py"
-
-
-def constants(path: str) -> dict[str, object]:
-    """The module-level constants a page script assigns (``MAX_SET = 10_000``, ``A, B = 4, 12``)."""
-    found: dict[str, object] = {}
-    for node in ast.parse((ROOT / path).read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target, value = node.targets[0], node.value
-            if isinstance(target, ast.Name):
-                try:
-                    found[target.id] = ast.literal_eval(value)
-                except ValueError:
-                    continue
-            elif isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
-                for name, item in zip(target.elts, value.elts, strict=True):
-                    if isinstance(name, ast.Name) and isinstance(item, ast.Constant):
-                        found[name.id] = item.value
-    return found
 
 
 def drawn_set(set_number: int, count: int, topics: tuple[str, ...] | None = None) -> tuple[exercises.Exercise, ...]:
@@ -73,9 +54,11 @@ def test_the_readme_says_the_key_is_hidden_not_protected():
 
 
 def test_the_key_reads_the_set_with_the_practice_pages_limits():
-    practice, instructor = constants("lessons/practice.py"), constants(PAGE)
-    for name in ("MAX_SET", "MIN_COUNT", "MAX_COUNT", "DEFAULT_COUNT", "SET_KEY", "TOPICS_KEY"):
-        assert instructor[name] == practice[name], name
+    # One home for a set's rules (ui.practice): both pages draw it with exercise_set and read its limits there.
+    for page in ("lessons/practice.py", PAGE):
+        source = (ROOT / page).read_text(encoding="utf-8")
+        assert "practice.exercise_set(" in source and "generate_exercise_set(" not in source, page
+        assert "practice.MAX_SET" in source and "MAX_SET = 10_000" not in source, page
 
 
 @pytest.mark.parametrize("lang", LANGUAGES)
@@ -105,7 +88,7 @@ def test_the_key_follows_the_topics_in_the_catalogues_order(app):
 
 def test_a_count_out_of_range_falls_back_to_the_default_with_a_notice(app):
     open_page(app, PAGE, ex_set="2", ex_count="99")
-    assert len(key_table(app)) == constants(PAGE)["DEFAULT_COUNT"]
+    assert len(key_table(app)) == ui_practice.DEFAULT_COUNT
     assert any("`ex_count`" in info.value for info in app.info)
 
 

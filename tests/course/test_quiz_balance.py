@@ -18,26 +18,14 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
 import pytest
 
 import kvcore
-from charts import formatting
-from course.facts import Kind, Number
 from course.quiz import QUIZZES, Question, facts_of
-from i18n import LANGUAGES, NUMBER_SEPARATORS, catalogue, localize_number
-from kvcore.units import (
-    format_bandwidth,
-    format_bytes_decimal,
-    format_flops,
-    format_gb,
-    format_gib,
-    format_quantity,
-    format_seconds,
-    format_tokens,
-    format_tokens_per_s,
-)
+from i18n import LANGUAGES, catalogue
+from ui.facts import number_formats
 
 QUESTIONS = [question for questions in QUIZZES.values() for question in questions]
 MODELS = kvcore.load_models()
@@ -46,35 +34,9 @@ UNITS = ("GiB", "GB")
 MAX_RATIO = 1.5  # right option ÷ median wrong option, in characters
 
 
-def _formats(lang: str, unit: str) -> Mapping[Kind, Callable[[Number], str]]:
-    """How ``ui.facts`` writes each kind of number, for one language and memory unit, without a session."""
-    marks = NUMBER_SEPARATORS[lang]
-
-    def local(text: str) -> str:
-        return localize_number(text, lang)
-
-    return {
-        "integer": lambda n: str(round(n.value)),
-        "count": lambda n: local(format_tokens(n.value)),
-        "quantity": lambda n: local(format_quantity(n.value)),
-        "ratio": lambda n: local(f"{n.value:g}"),
-        "percent": lambda n: formatting.percent(n.value, marks, decimals=n.decimals, trim_zeros=True),
-        "billions": lambda n: local(format_quantity(n.value / 1e9)),
-        "size": lambda n: formatting.size(n.value, marks, unit=unit),
-        "memory": lambda n: formatting.memory(n.value, marks, unit=unit),
-        "gib": lambda n: local(format_gib(n.value)),
-        "gb": lambda n: local(format_gb(n.value)),
-        "decimal_size": lambda n: local(format_bytes_decimal(n.value)),
-        "seconds": lambda n: local(format_seconds(n.value)),
-        "bandwidth": lambda n: local(format_bandwidth(n.value)),
-        "flop_per_s": lambda n: local(format_flops(n.value)),
-        "tokens_per_s": lambda n: local(format_tokens_per_s(n.value, unit=False)),
-    }
-
-
 def option_lengths(question: Question, lang: str, unit: str) -> dict[str, int]:
     """Option key → the number of characters the page shows for it."""
-    formats = _formats(lang, unit)
+    formats = number_formats(lang, unit)
     values = {
         name: value if isinstance(value, str) else formats[value.kind](value)
         for name, value in facts_of(question, models=MODELS, gpus=GPUS).items()
