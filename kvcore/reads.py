@@ -26,6 +26,7 @@ from .kv import kv_cache_bytes
 from .model import ModelSpec
 
 __all__ = [
+    "DSA_INDEX_TOPK_TOKENS",
     "DUO_RECENT_TOKENS",
     "DUO_RETRIEVAL_FRACTION_GQA",
     "DUO_SINK_TOKENS",
@@ -104,6 +105,10 @@ MOBA_TOP_K = 12
 #: SeerAttention-R (Gao et al. 2025, arXiv:2506.08889): near-lossless on AIME with a budget of
 #: 4K tokens read per decode step, chosen by its learned gate block by block.
 SEER_TOKEN_BUDGET = 4096
+#: DeepSeek Sparse Attention (DeepSeek-V3.2-Exp, 2025): its trained "lightning indexer" picks the top
+#: `index_topk` = 2,048 earlier tokens for each query (deepseek-ai/DeepSeek-V3.2-Exp, inference/model.py,
+#: ``ModelArgs.index_topk``; the released config.json sets the same value).
+DSA_INDEX_TOPK_TOKENS = 2048
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

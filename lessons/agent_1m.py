@@ -542,11 +542,28 @@ sparse_gpus = {
     )
     for name, method in sparse.items()
 }
+#: The settings each description names, from kvcore.reads (each paper's own).
+_nsa = kvcore.NSA_SETTINGS
+SPARSE_SETTINGS = {
+    "duo": {"sinks": kvcore.DUO_SINK_TOKENS, "recent": kvcore.DUO_RECENT_TOKENS},
+    "nsa": {
+        "compress_block": _nsa.compress_block,
+        "compress_stride": _nsa.compress_stride,
+        "selected_blocks": _nsa.selected_blocks,
+        "selection_block": _nsa.selection_block,
+        "window": _nsa.window,
+    },
+    "moba": {"block": kvcore.MOBA_BLOCK_TOKENS, "top_k": kvcore.MOBA_TOP_K},
+    "seer": {"budget": kvcore.SEER_TOKEN_BUDGET},
+}
 sparse_table = pd.DataFrame(
     [
         (
             t(SPARSE_TEXTS[name][0]),
-            t(SPARSE_TEXTS[name][1]),
+            t(
+                SPARSE_TEXTS[name][1],
+                **{word: ui.num(format_tokens(value)) for word, value in SPARSE_SETTINGS.get(name, {}).items()},
+            ),
             lesson.mem(method.stored_bytes),
             lesson.mem(method.read_bytes),
             ui.num(format_seconds(sparse_read_s[name])),
@@ -581,7 +598,7 @@ st.markdown(
     )
 )
 st.markdown(t("agent_1m.sparse_caveat"))
-st.markdown(t("agent_1m.sparse_direction"))
+st.markdown(t("agent_1m.sparse_direction", topk=ui.num(format_tokens(kvcore.DSA_INDEX_TOPK_TOKENS))))
 
 with prediction:
     ui.practice.predict(

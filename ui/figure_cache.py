@@ -38,8 +38,12 @@ from plotly.basedatatypes import BaseFigure
 import kvcore
 from charts.draw import AnyFigure, plain_figure
 
-#: Figures kept per process (a figure's JSON is 5–300 kB: at most some tens of MB in all).
+#: Figures kept per process, and the memory they may hold (``approximate_bytes``). A figure's JSON is 5–300 kB and a
+#: live chart's patches for every slider value a few hundred kB, so 512 of the largest would hold over 100 MiB: the
+#: byte cap is what bounds a long-running server's memory (benchmarks/bench_memory.py). 30 students on four lessons
+#: kept about 250 figures and 30 patch texts, 8 and 4.4 MB as JSON.
 MAX_FIGURES = 512
+MAX_BYTES = 48 * 1024 * 1024
 
 #: ``st.cache_data(hash_funcs=SPEC_HASH_FUNCS)`` for a function that takes a model, a GPU or a vLLM log: each is
 #: keyed by its repr, every compared field with floats written exactly (50 µs), where Streamlit's own hashing of the
@@ -125,12 +129,19 @@ def frozen(value: Any) -> Hashable:
 
 
 class FigureStore:
-    """The last ``MAX_FIGURES`` figures drawn, by key; shared by every session (one per process, thread-safe)."""
+    """The figures drawn last, by key, at most ``MAX_FIGURES`` and ``MAX_BYTES``; shared by every session.
 
-    def __init__(self, max_figures: int = MAX_FIGURES) -> None:
+    One per process, thread-safe. The least recently used figure goes first; one figure larger than the byte cap
+    is still kept, alone.
+    """
+
+    def __init__(self, max_figures: int = MAX_FIGURES, max_bytes: int = MAX_BYTES) -> None:
         self._figures: collections.OrderedDict[Hashable, Any] = collections.OrderedDict()
+        self._sizes: dict[Hashable, int] = {}
         self._lock = threading.Lock()
         self._max_figures = max_figures
+        self._max_bytes = max_bytes
+        self._bytes = 0
 
     def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
         """The figure kept under `key`, or `make()`'s, kept from now on (two sessions may both make it once)."""
@@ -139,15 +150,51 @@ class FigureStore:
                 self._figures.move_to_end(key)
                 return self._figures[key]
         made = make()
+        size = approximate_bytes(made)
         with self._lock:
+            self._bytes += size - self._sizes.get(key, 0)
             self._figures[key] = made
+            self._sizes[key] = size
             self._figures.move_to_end(key)
-            while len(self._figures) > self._max_figures:
-                self._figures.popitem(last=False)
+            while len(self._figures) > 1 and (len(self._figures) > self._max_figures or self._bytes > self._max_bytes):
+                oldest, _ = self._figures.popitem(last=False)
+                self._bytes -= self._sizes.pop(oldest)
         return made
 
     def __len__(self) -> int:
         return len(self._figures)
+
+    @property
+    def kept_bytes(self) -> int:
+        """What the kept figures hold, as ``approximate_bytes`` counts it."""
+        return self._bytes
+
+
+def approximate_bytes(value: Any) -> int:
+    """Memory a kept figure holds, roughly [bytes]: text and packed arrays by length, containers by items.
+
+    CPython's own sizes for a 64-bit build: a str is 49 bytes + its characters (ASCII), a list 56 + 8 per item, a
+    dict about 64 + 40 per item, a float or int 24–32; a numpy array its buffer. Cheap (one walk, at insert), and
+    within a factor of about two of ``tracemalloc``'s count, which is what a cap needs.
+    """
+    total = 0
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            total += 49 + len(item)
+        elif isinstance(item, dict):
+            total += 64 + 40 * len(item)
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            total += 56 + 8 * len(item)
+            pending.extend(item)
+        elif isinstance(item, np.ndarray):
+            total += 112 + item.nbytes
+        else:
+            total += 32
+    return total
 
 
 class DrawnFigure(BaseFigure):

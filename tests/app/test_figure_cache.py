@@ -20,6 +20,7 @@ from ui.figure_cache import (
     FigureCall,
     FigureStore,
     Uncacheable,
+    approximate_bytes,
     call_key,
     frozen,
     spec_hash_funcs,
@@ -85,6 +86,35 @@ def test_the_store_builds_once_and_forgets_the_oldest_beyond_its_size():
     assert len(store) == 2
     assert store.get("a", make("a rebuilt")) == "a rebuilt"
     assert built == ["a", "b", "c", "a rebuilt"]
+
+
+def test_the_store_forgets_the_oldest_beyond_its_bytes_and_keeps_one_larger_figure():
+    store = FigureStore(max_figures=100, max_bytes=3_000)
+    for name in "abc":
+        store.get(name, lambda name=name: name * 900)  # 949 bytes each, as approximate_bytes counts a str
+    assert len(store) == 3 and store.kept_bytes == 3 * 949
+    store.get("d", lambda: "d" * 900)
+    assert len(store) == 3 and store.kept_bytes == 3 * 949  # "a" went
+    assert store.get("a", lambda: "rebuilt") == "rebuilt"
+    store.get("huge", lambda: "h" * 10_000)
+    assert len(store) == 1 and store.kept_bytes == approximate_bytes("h" * 10_000)
+
+
+def test_approximate_bytes_is_within_a_factor_of_two_of_tracemalloc_on_a_drawn_figure():
+    import gc
+    import tracemalloc
+
+    arrivals = 0.25 + 0.02 * np.arange(1024)
+    call = FigureCall(timeline_figure, (), {"arrival_s": arrivals, "ttft_s": 0.25, "labels": LABELS})
+    call.build().to_dict()  # the first drawing also fills Plotly's and the builder's own caches
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    spec = call.build().to_dict()
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert held / 2 <= approximate_bytes(spec) <= held * 2
 
 
 def test_a_drawn_figure_is_sent_as_the_figure_it_was_built_from():

@@ -58,3 +58,11 @@ def test_without_that_line_streamlit_would_poll_the_secrets_file_it_found(tmp_pa
     seen = probe(tmp_path, without)
     assert seen["loaded"] is True
     assert str(tmp_path / ".streamlit" / "secrets.toml") in seen["watched"]
+
+
+def test_the_cache_data_budget_is_a_size_streamlit_accepts():
+    # Streamlit reads it once at start (runtime/caching/global_cache_budget.py); a typo would stop the server.
+    from streamlit.byte_util import config_max_cache_data_size_to_bytes
+
+    value = tomllib.loads(CONFIG.read_text())["server"]["maxCacheDataSize"]
+    assert config_max_cache_data_size_to_bytes(value) == 64 * 1024**2
