@@ -24,41 +24,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import random
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # a script, not a test: find the project's client beside it
 
 from benchmarks.bench_load import PAGES, process_rss_mb  # noqa: E402
+from benchmarks.bench_pages import warm_server  # noqa: E402
 from course.lessons import DEFAULT_STEM  # noqa: E402
 from course.lessons import PAGES as LESSONS  # noqa: E402
-from tests.serving.conftest import free_port, stop, wait_until_healthy  # noqa: E402
 from tests.serving.st_client import Session  # noqa: E402
-
-
-@contextlib.contextmanager
-def warm_server(log: Path, ttl_s: float) -> Iterator[tuple[str, int]]:
-    """The app in one warm process on loopback; yields (URL, PID)."""
-    port = free_port()
-    command = [
-        sys.executable, str(ROOT / "scripts" / "serve_app.py"),
-        "--server.headless", "true", "--server.address", "127.0.0.1", "--server.port", str(port),
-        "--server.disconnectedSessionTTL", str(int(ttl_s)),
-    ]  # fmt: skip
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_healthy(url, process)
-        yield url, process.pid
-    finally:
-        stop(process)
 
 
 def every_page() -> list[str]:
@@ -115,7 +93,7 @@ def main() -> None:
     log_dir.mkdir(parents=True, exist_ok=True)
     rows: list[tuple[str, float]] = []
 
-    with warm_server(log_dir / "server.log", opts.ttl_s) as (url, pid):
+    with warm_server(log_dir / "server.log", "--server.disconnectedSessionTTL", str(int(opts.ttl_s))) as (url, pid):
 
         def read(step: str) -> None:
             rows.append((step, process_rss_mb(pid)))

@@ -67,12 +67,15 @@ def process_cpu_s(pid: int) -> float:
 
 
 @contextlib.contextmanager
-def warm_server(log_path: Path) -> Iterator[tuple[str, int]]:
-    """The app in one process, started by the warm launcher on a free loopback port; yields (URL, PID)."""
+def warm_server(log_path: Path, *flags: str) -> Iterator[tuple[str, int]]:
+    """The app in one process, started by the warm launcher on a free loopback port; yields (URL, PID).
+
+    `flags` are more ``streamlit run`` options, e.g. ``"--server.disconnectedSessionTTL", "10"``.
+    """
     port = free_port()
     command = [
         sys.executable, str(ROOT / "scripts" / "serve_app.py"),
-        "--server.headless", "true", "--server.address", "127.0.0.1", "--server.port", str(port),
+        "--server.headless", "true", "--server.address", "127.0.0.1", "--server.port", str(port), *flags,
     ]  # fmt: skip
     with log_path.open("wb") as log:
         process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
