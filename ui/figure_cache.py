@@ -136,8 +136,7 @@ class FigureStore:
     """
 
     def __init__(self, max_figures: int = MAX_FIGURES, max_bytes: int = MAX_BYTES) -> None:
-        self._figures: collections.OrderedDict[Hashable, Any] = collections.OrderedDict()
-        self._sizes: dict[Hashable, int] = {}
+        self._figures: collections.OrderedDict[Hashable, tuple[Any, int]] = collections.OrderedDict()  # (figure, bytes)
         self._lock = threading.Lock()
         self._max_figures = max_figures
         self._max_bytes = max_bytes
@@ -148,17 +147,16 @@ class FigureStore:
         with self._lock:
             if key in self._figures:
                 self._figures.move_to_end(key)
-                return self._figures[key]
+                return self._figures[key][0]
         made = make()
         size = approximate_bytes(made)
         with self._lock:
-            self._bytes += size - self._sizes.get(key, 0)
-            self._figures[key] = made
-            self._sizes[key] = size
+            self._bytes += size - self._figures.get(key, (None, 0))[1]
+            self._figures[key] = (made, size)
             self._figures.move_to_end(key)
             while len(self._figures) > 1 and (len(self._figures) > self._max_figures or self._bytes > self._max_bytes):
-                oldest, _ = self._figures.popitem(last=False)
-                self._bytes -= self._sizes.pop(oldest)
+                _, (_, oldest_size) = self._figures.popitem(last=False)
+                self._bytes -= oldest_size
         return made
 
     def __len__(self) -> int:

@@ -6,7 +6,7 @@ import pytest
 
 import kvcore
 from charts.formatting import memory
-from i18n import LANGUAGES, NUMBER_SEPARATORS, translate
+from i18n import LANGUAGES, NUMBER_SEPARATORS, localize_number, translate
 from kvcore import agent
 from kvcore.units import (
     format_bytes,
@@ -182,7 +182,7 @@ def test_trained_sparse_attention_shows_kvcores_stored_and_read_bytes(app, model
     for name, values in settings.items():
         does = table.loc[translate(lang, f"agent_1m.sparse_{name}")][translate(lang, "agent_1m.sparse_col_does")]
         for value in values:
-            shown = format_tokens(value).replace(",", seps[1])
+            shown = localize_number(format_tokens(value), lang)
             assert shown in does, (name, shown)
     text = "\n".join(block.value for block in app.markdown)
     by_name = {method.name: method for method in methods}
@@ -197,6 +197,5 @@ def test_the_sparse_direction_names_deepseeks_index_topk_from_kvcore(app, lang):
     # DeepSeek-V3.2-Exp's indexer keeps index_topk = 2,048 tokens per query (kvcore.reads: its inference/model.py).
     open_page(app, lang, **SEED)
     text = "\n".join(block.value for block in app.markdown)
-    topk = format_tokens(kvcore.DSA_INDEX_TOPK_TOKENS)
-    expected = topk.replace(",", ".") if lang == "pt" else topk
-    assert translate(lang, "agent_1m.sparse_direction", topk=expected) in text
+    topk = localize_number(format_tokens(kvcore.DSA_INDEX_TOPK_TOKENS), lang)
+    assert translate(lang, "agent_1m.sparse_direction", topk=topk) in text
