@@ -26,7 +26,8 @@ ui.model_picker()
 ui.gpu_picker()
 lesson.memory_units_choice()
 lesson.presentation_choice()
-lesson.narrow_screen_css()
+lesson.typing_choice()  # sliders as number boxes (?typing=true): exact values, phones
+lesson.page_css()
 with st.sidebar:
     lesson.copy_link_button()
     reset_slot = st.container()  # filled once the page is known (below)

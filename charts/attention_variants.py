@@ -11,7 +11,7 @@ import kvcore
 from charts import draw
 from charts.draw import AnyFigure
 from charts.formatting import size
-from charts.style import COLORS, current_line, log_axis, styled, titled
+from charts.style import COLORS, chart_title, current_line, log_axis, styled, titled
 from kvcore.variants import attention_family, mean_kv_bytes_per_token
 
 #: One colour per way of caching K and V (Okabe–Ito), and grey for the model as released.
@@ -124,6 +124,7 @@ def variant_bars_patches(
     *,
     context_values: np.ndarray,
     titles: Sequence[str],
+    subtitle: str = "",
     concurrency: int = 1,
     bytes_per_value: float = 2.0,
     unit_bytes: float = kvcore.GiB,
@@ -132,7 +133,8 @@ def variant_bars_patches(
 
     For each of `context_values` (tokens), every variant's ``kvcore.kv_cache_bytes`` in
     `unit_bytes` (one numpy call per variant over all the values; row i holds the bars
-    at the i-th value) and the title written for it (`titles`, translated by the caller).
+    at the i-th value) and the title written for it (`titles`, translated by the caller), above the
+    `subtitle` that stays (one ``chart_title`` text, as ``styled`` writes it).
     The per-token labels and the room line do not depend on the context.
     """
     cache = np.stack(
@@ -144,7 +146,10 @@ def variant_bars_patches(
         ],
         axis=1,
     )
-    return {("data", BARS, "x"): cache / unit_bytes, ("layout", "title", "text"): list(titles)}
+    return {
+        ("data", BARS, "x"): cache / unit_bytes,
+        ("layout", "title", "text"): [chart_title(title, subtitle) for title in titles],
+    }
 
 
 def variant_curves_figure(

@@ -95,6 +95,23 @@ def bar(**properties: Any) -> dict[str, Any]:
     return trace("bar", **properties)
 
 
+def sized_bar(*, x: list[str], y: Any, name: str, color: str, texts: list[str]) -> dict[str, Any]:
+    """One part of a stacked memory bar: its size written inside each bar and in its hover (`texts`).
+
+    `y` is the part's size in the chart's unit, `texts` the same sizes already formatted ("14.96 GiB").
+    """
+    return bar(
+        x=x,
+        y=y,
+        name=name,
+        marker={"color": color},
+        text=texts,
+        textposition="inside",
+        customdata=texts,
+        hovertemplate=f"<b>{name}</b><br>%{{x}}<br>%{{customdata}}<extra></extra>",
+    )
+
+
 def heatmap(**properties: Any) -> dict[str, Any]:
     """``go.Heatmap(**properties)`` as a dict."""
     return trace("heatmap", **properties)

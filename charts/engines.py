@@ -7,9 +7,11 @@ from collections.abc import Mapping, Sequence
 from charts import draw
 from charts.draw import AnyFigure
 from charts.formatting import memory
-from charts.style import COLORS, titled
+from charts.style import COLORS, HALF_X_TITLE_LINE_CHARS, titled, wrapped
 
 #: Keys a caller must translate (the x title must name the unit).
+#: The longest line of a bar's label (its requests, or why none), in characters.
+LABEL_LINE_CHARS = 16
 ENGINES_LABELS = ("title", "subtitle", "x_title", "y_title", "chosen")
 
 
@@ -38,11 +40,12 @@ def engines_figure(
         f"{name}<br>{memory(b, separators, unit=unit)}<br>{text}"
         for name, b, text in zip(names, pool_bytes, texts, strict=True)
     ]
-    # The label sits under the engine's name on the axis, not on the bar: it stays whole on a phone's width.
+    # The label sits under the engine's name on the axis, not on the bar: it stays whole on a phone's width,
+    # in lines short enough to leave the bars most of a phone's chart.
     figure = draw.figure(
         draw.bar(
             x=values,
-            y=[f"<b>{name}</b><br>{text}" for name, text in zip(names, texts, strict=True)],
+            y=[f"<b>{name}</b><br>{wrapped(text, LABEL_LINE_CHARS)}" for name, text in zip(names, texts, strict=True)],
             orientation="h",
             marker={"color": colors, "line": {"color": COLORS["text"], "width": widths}},
             hovertext=hover,
@@ -50,5 +53,7 @@ def engines_figure(
             name=labels["chosen"],
         )
     )
-    figure.update_layout(yaxis={"autorange": "reversed"}, showlegend=False, height=120 + 60 * len(names))
-    return titled(figure, labels, separators=separators)
+    figure.update_layout(yaxis={"autorange": "reversed"}, showlegend=False, height=140 + 76 * len(names))
+    titled(figure, labels, separators=separators)
+    # The labels take about half a phone's chart: the x axis title lies under the other half.
+    return figure.update_xaxes(title_text=wrapped(labels["x_title"], HALF_X_TITLE_LINE_CHARS))

@@ -38,8 +38,6 @@ FLASH_COLOR = COLORS["current"]
 KV_COLOR = COLORS["kv_cache"]
 SRAM_COLOR = "#CC79A7"
 GPU_MEMORY_COLOR = "#555555"
-#: Log axes print two rows of tick labels; the legend goes a little lower to clear the axis title.
-LEGEND_BELOW_LOG_AXES = {"y": -0.3}
 CURVE_POINTS = 160
 SMALLEST_TOKENS = 128
 
@@ -118,7 +116,6 @@ def score_memory_figure(
     figure.update_xaxes(log_axis([n], separators=separators))
     figure.update_yaxes(log_axis([trace["y"] for trace in figure.data], separators=separators))
     titled(figure, labels, separators=separators)
-    figure.update_layout(legend=LEGEND_BELOW_LOG_AXES)
     return figure
 
 
@@ -172,7 +169,6 @@ def hbm_traffic_figure(
     figure.update_xaxes(log_axis([n], separators=separators))
     figure.update_yaxes(log_axis([trace["y"] for trace in figure.data], separators=separators))
     titled(figure, labels, separators=separators)
-    figure.update_layout(legend=LEGEND_BELOW_LOG_AXES)
     return figure
 
 
@@ -205,18 +201,7 @@ def kv_unchanged_figure(
     for part, color in (("kv_cache", KV_COLOR), ("temporary", STANDARD_COLOR)):
         values = np.array([float(getattr(bars[key], f"{part}_bytes")) for key in bars])
         texts = size_texts(values, unit=unit, separators=separators)
-        figure.add_trace(
-            draw.bar(
-                x=names,
-                y=values / unit_bytes,
-                name=labels[part],
-                marker={"color": color},
-                text=texts,
-                textposition="inside",
-                customdata=texts,
-                hovertemplate=f"<b>{labels[part]}</b><br>%{{x}}<br>%{{customdata}}<extra></extra>",
-            )
-        )
+        figure.add_trace(draw.sized_bar(x=names, y=values / unit_bytes, name=labels[part], color=color, texts=texts))
     figure.update_layout(barmode="stack", separators=separators)
     figure.update_yaxes(rangemode="tozero")
     return styled(figure, title=labels["title"], subtitle=labels["subtitle"], x_title="", y_title=labels["y_title"])

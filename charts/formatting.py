@@ -17,6 +17,8 @@ still import one way: kvcore ← charts ← ui, lessons. No streamlit, no plotly
 
 from __future__ import annotations
 
+import math
+
 from kvcore.units import format_bytes, format_bytes_decimal, format_gb, format_gib, format_tokens
 
 __all__ = [
@@ -31,6 +33,7 @@ __all__ = [
     "number",
     "percent",
     "plain",
+    "significant",
     "size",
     "times",
 ]
@@ -75,6 +78,26 @@ def plain(value: float, separators: str = ENGLISH) -> str:
     ('8,192', '0,5')
     """
     text = format_tokens(value) if float(value).is_integer() else f"{value:g}"
+    return localized(text, separators)
+
+
+def significant(value: float, separators: str = ENGLISH, *, digits: int = 3) -> str:
+    """A number to `digits` significant digits, never in exponent form: the count of billions in '1,030 billion'.
+
+    Whole parts keep every digit, with thousands separators (1,030.4 → '1,030'; Python's ``g``
+    would write '1.03e+03'); a smaller number keeps `digits` significant digits ('8.03', '0.5').
+
+    >>> significant(1030.4), significant(1030.4, ",."), significant(8.0301), significant(0.5), significant(72.71)
+    ('1,030', '1.030', '8.03', '0.5', '72.7')
+    """
+    number = float(value)
+    if number == 0 or not math.isfinite(number):
+        return localized(f"{number:g}", separators)
+    whole_digits = math.floor(math.log10(abs(number))) + 1
+    decimals = max(digits - whole_digits, 0)
+    text = f"{round(number, decimals):,.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
     return localized(text, separators)
 
 

@@ -64,12 +64,17 @@ def memory_vs_context_figure(
     kv_bytes_per_value: float = 2.0,
     weights_bytes_per_param: float = 2.0,
     overhead_bytes: float = 0.0,
+    tp: int = 1,
     labels: Mapping[str, str],
     separators: str = ".,",
     unit_bytes: float = kvcore.GiB,
     unit: str = "GiB",
 ) -> AnyFigure:
     """Stacked weights + overhead + KV cache against context tokens, with the GPU's memory as a line.
+
+    With `tp` GPUs (tensor parallelism) every curve is what one of them holds: weights / tp, its
+    own KV heads' cache (``kv_cache_bytes(tp=…)``: replicated heads and MLA's latent stay whole),
+    its own overhead, against one GPU's memory.
 
     Every curve is kvcore's output divided by `unit_bytes` (GiB = 2**30 bytes by
     default; 10**9 for decimal GB, with `unit` naming it in the hover texts): the
@@ -81,9 +86,9 @@ def memory_vs_context_figure(
     ``separators`` the decimal mark and thousands separator (",." for Portuguese).
     """
     contexts = context_axis(model, context_tokens=context_tokens)
-    weights_bytes = kvcore.model_weights_bytes(model, bytes_per_param=weights_bytes_per_param)
+    weights_bytes = kvcore.model_weights_bytes(model, bytes_per_param=weights_bytes_per_param, tp=tp)
     kv_bytes = kvcore.kv_cache_bytes(
-        model, context_tokens=contexts, concurrency=concurrency, bytes_per_value=kv_bytes_per_value
+        model, context_tokens=contexts, concurrency=concurrency, bytes_per_value=kv_bytes_per_value, tp=tp
     )
     parts = {
         "weights": (np.full_like(contexts, weights_bytes / unit_bytes), COLORS["weights"]),
@@ -123,7 +128,7 @@ def memory_vs_context_figure(
     )
     limit = float(
         kvcore.max_context_tokens(
-            model, kv_pool_bytes=budget, concurrency=concurrency, bytes_per_value=kv_bytes_per_value
+            model, kv_pool_bytes=budget, concurrency=concurrency, bytes_per_value=kv_bytes_per_value, tp=tp
         )
     )
     if 0 < limit < contexts[-1]:  # 0: weights and overhead alone overflow, the error text says so

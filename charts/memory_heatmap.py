@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 import kvcore
 from charts import draw
@@ -64,6 +65,7 @@ def memory_heatmap_figure(
     weights_bytes_per_param: float = 2.0,
     overhead_bytes: float = 0.0,
     max_users: int = 256,
+    tp: int = 1,
     labels: Mapping[str, str],
     separators: str = ".,",
     unit_bytes: float = kvcore.GiB,
@@ -76,18 +78,25 @@ def memory_heatmap_figure(
     fit the GPU are blue, cells that overflow it orange; a red contour follows the
     GPU's memory, and a marker shows the current context and users. ``labels`` holds
     the translated texts (HEATMAP_LABELS); the axis and colour-bar titles carry units.
+    With `tp` GPUs (tensor parallelism) every cell is what one of them holds (``total_memory_bytes(tp=…)``).
     """
     contexts = heatmap_contexts(model)
     users = heatmap_users(max_users)
-    knobs = {
-        "kv_bytes_per_value": kv_bytes_per_value,
-        "weights_bytes_per_param": weights_bytes_per_param,
-        "overhead_bytes": overhead_bytes,
-    }
-    grid = total_memory_bytes(model, context_tokens=contexts[None, :], concurrency=users[:, None], **knobs)
-    total = grid / unit_bytes
+
+    def held_bytes(context: ArrayLike, concurrency_: ArrayLike) -> np.ndarray:
+        return total_memory_bytes(
+            model,
+            context_tokens=context,
+            concurrency=concurrency_,
+            kv_bytes_per_value=kv_bytes_per_value,
+            weights_bytes_per_param=weights_bytes_per_param,
+            overhead_bytes=overhead_bytes,
+            tp=tp,
+        )
+
+    total = held_bytes(contexts[None, :], users[:, None]) / unit_bytes
     memory = gpu.memory_bytes / unit_bytes
-    current = float(total_memory_bytes(model, context_tokens=context_tokens, concurrency=concurrency, **knobs))
+    current = float(held_bytes(context_tokens, concurrency))
 
     hover = (
         f"{labels['context']}: %{{x:,.0f}} {labels['tokens']}<br>"
@@ -106,10 +115,13 @@ def memory_heatmap_figure(
             name=labels["total"],
             hovertemplate=hover,
             colorbar={
-                "title": {"text": labels["z_title"], "side": "top"},
+                "title": {"text": labels["z_title"], "side": "bottom"},
                 "orientation": "h",
-                "y": -0.3,
-                "yanchor": "top",
+                # At the chart's bottom edge, below the x axis title whatever the plot's height (``style.TEMPLATE``'s
+                # legend likewise).
+                "yref": "container",
+                "y": 0,
+                "yanchor": "bottom",
                 "thickness": 12,
                 "len": 1.0,
             },

@@ -8,7 +8,7 @@ import numpy as np
 
 from charts import draw
 from charts.draw import AnyFigure
-from charts.style import COLORS, styled
+from charts.style import COLORS, HALF_X_TITLE_LINE_CHARS, SUBPLOT_TITLES_GAP_PX, styled, wrapped
 from kvcore.paging import AllocationReport, BlockMap
 
 #: Keys a caller must translate for the waste bars (the y title must name the unit); "free" too with a pool.
@@ -169,7 +169,9 @@ def block_map_figure(
         )
     figure.update_yaxes(autorange="reversed", showticklabels=False, showgrid=False)
     figure.update_xaxes(showticklabels=False, showgrid=False)
-    styled(figure, title=labels["title"], subtitle=labels["subtitle"], x_title=labels["x_title"], y_title="")
+    styled(figure, title=labels["title"], subtitle=labels["subtitle"], x_title="", y_title="")
+    figure.update_xaxes(title={"text": wrapped(labels["x_title"], HALF_X_TITLE_LINE_CHARS)})
     figure.update_yaxes(title={"text": labels["y_title"]}, row=1, col=1)
-    figure.update_layout(margin={"t": 120})
+    # Room between the chart's title and the plots for each scheme's title.
+    figure.update_layout(title_pad_b=SUBPLOT_TITLES_GAP_PX)
     return figure

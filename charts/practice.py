@@ -95,6 +95,5 @@ def answers_figure(points: Sequence[AnswerPoint], *, labels: Mapping[str, str], 
     figure.update_layout(
         xaxis={"range": [0.4, count + 0.6], "dtick": 1, "tick0": 1},
         yaxis=log_axis(ticks=TICKS, suffix="×", separators=separators),
-        legend={"y": -0.25},
     )
     return figure

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -24,6 +25,30 @@ COLORS = {
 }
 
 FONT_SIZE = 15
+#: A chart title's type [px]; its subtitle's lines are ``SUBTITLE_EM`` of it (relative: presentation mode scales both).
+TITLE_FONT_PX = 18
+SUBTITLE_EM = 0.72
+#: The longest line of a title and of a subtitle, in characters: what fits the narrowest chart, a 390 px
+#: phone's (about 290 px right of the y axis title, at 9.5 px a title character, 7 px a subtitle character).
+#: Plotly never wraps a title and the server cannot know the screen, so a title is broken into lines this long
+#: on every screen.
+TITLE_LINE_CHARS = 28
+SUBTITLE_LINE_CHARS = 40
+#: The same for axis titles (15 px type, about 8 px a character): an x axis title across a phone's chart, a y axis
+#: title along a phone's short plot (a longer one ran past the chart's edge or into the x axis title).
+X_TITLE_LINE_CHARS = 28
+Y_TITLE_LINE_CHARS = 20
+#: An x axis title under a plot half a phone's chart wide (two plots side by side, a bar chart's long labels).
+HALF_X_TITLE_LINE_CHARS = 16
+#: The title starts this far from the chart's left edge [px]: clear of the y axis title (two lines at most),
+#: which a phone's short plot makes reach above the plot, beside the title.
+TITLE_LEFT_PX = 44
+#: Plotly's mode bar (zoom, download) sits over the chart's top right corner: the title starts below it [px].
+MODEBAR_CLEARANCE_PX = 30
+#: Between the title's last line and the plot [px]:
+TITLE_GAP_PX = 28  # room for a line's label drawn on the plot's top edge
+#: The same where subplots carry titles of their own above them.
+SUBPLOT_TITLES_GAP_PX = TITLE_GAP_PX + 24
 
 TEMPLATE = go.layout.Template(
     layout=go.Layout(
@@ -34,24 +59,94 @@ TEMPLATE = go.layout.Template(
         xaxis={"gridcolor": COLORS["grid"], "zeroline": False, "showline": True, "linecolor": "#999999"},
         yaxis={"gridcolor": COLORS["grid"], "zeroline": False, "showline": True, "linecolor": "#999999"},
         hoverlabel={"font": {"size": FONT_SIZE}},
-        legend={"orientation": "h", "yanchor": "top", "y": -0.2, "xanchor": "left", "x": 0},
-        margin={"l": 10, "r": 20, "t": 80, "b": 10},
+        # The legend at the chart's bottom edge, below the x axis title whatever the plot's height (a phone's
+        # plot is short: a legend placed below the plot by a share of its height lay over the axis title).
+        legend={"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0, "xanchor": "left", "x": 0},
+        margin={"l": 10, "r": 20, "t": 20, "b": 10},  # the title pushes the top margin down to fit it
         height=520,
     )
 )
 
 
+#: A tag or an entity in Plotly's text markup: no width of its own when a line's length is counted.
+_MARKUP = re.compile(r"<[^>]*>|&[#\w]+;")
+#: Where a title may break: after a space.
+_BREAK = re.compile(r"(?<= )")
+
+
+def wrapped_lines(text: str, width: int) -> list[str]:
+    """`text` broken at spaces into lines of at most `width` visible characters (a longer word stands alone).
+
+    Its own ``<br>`` breaks stay; tags and entities (``&lt;``) count as no width and one.
+
+    >>> wrapped_lines("KV cache per user · Llama 3.1 8B", 20)
+    ['KV cache per user ·', 'Llama 3.1 8B']
+    """
+    lines: list[str] = []
+    for paragraph in re.split(r"<br\s*/?>", text):
+        line = ""
+        for word in _BREAK.split(paragraph):
+            if line and _visible_length(line + word.rstrip()) > width:
+                lines.append(line.rstrip())
+                line = ""
+            line += word
+        lines.append(line.rstrip())
+    return lines
+
+
+def wrapped(text: str, width: int) -> str:
+    """`text` as Plotly markup broken into lines of at most `width` characters (``wrapped_lines``)."""
+    return "<br>".join(wrapped_lines(text, width))
+
+
+def _visible_length(text: str) -> int:
+    return len(_MARKUP.sub(lambda match: "" if match.group().startswith("<") else "x", text))
+
+
+def chart_title(title: str, subtitle: str = "") -> str:
+    """A chart's title and subtitle as one text for ``layout.title.text``: lines that fit a phone's chart.
+
+    One text, not Plotly's ``title.subtitle``: Plotly leaves a subtitle out of the room it
+    makes for a title (the subtitle then lay over the plot), and places a title of several
+    lines above the top edge when anchored there. The subtitle's lines are smaller.
+    """
+    lines = wrapped_lines(title, TITLE_LINE_CHARS)
+    if subtitle:
+        small = f"<span style='font-size:{SUBTITLE_EM}em'>"
+        lines += [f"{small}{line}</span>" for line in wrapped_lines(subtitle, SUBTITLE_LINE_CHARS)]
+    return "<br>".join(lines)
+
+
+def title_layout(title: str, subtitle: str = "") -> dict[str, Any]:
+    """``layout.title`` for a chart: near its left edge, clear of the y axis title and below the mode bar.
+
+    The top margin is made to fit it (``automargin``).
+    """
+    return {
+        "text": chart_title(title, subtitle),
+        "font": {"size": TITLE_FONT_PX},
+        "x": 0,
+        "xanchor": "left",
+        "xref": "container",
+        "y": 1,
+        "yanchor": "bottom",
+        "yref": "paper",
+        "pad": {"l": TITLE_LEFT_PX, "t": MODEBAR_CLEARANCE_PX, "b": TITLE_GAP_PX},
+        "automargin": True,
+    }
+
+
 def styled(figure: AnyFigure, *, title: str, subtitle: str = "", x_title: str, y_title: str) -> AnyFigure:
-    """Apply the shared template, the title and the axis titles (which carry the units)."""
-    x_axis = {"title": {"text": x_title, "standoff": 12}, "automargin": True}
-    y_axis = {"title": {"text": y_title, "standoff": 12}, "automargin": True}
-    title_layout = {"text": title, "subtitle": {"text": subtitle}, "x": 0, "xanchor": "left", "xref": "paper"}
+    """Apply the shared template, the title (``title_layout``) and the axis titles (which carry the units)."""
+    x_axis = {"title": {"text": wrapped(x_title, X_TITLE_LINE_CHARS), "standoff": 12}, "automargin": True}
+    y_axis = {"title": {"text": wrapped(y_title, Y_TITLE_LINE_CHARS), "standoff": 12}, "automargin": True}
+    heading = title_layout(title, subtitle)
     if has_subplots(figure):  # subplots: every x and y axis gets the titles
-        figure.update_layout(template=TEMPLATE, title=title_layout, hovermode="closest")
+        figure.update_layout(template=TEMPLATE, title=heading, hovermode="closest")
         figure.update_xaxes(x_axis)
         figure.update_yaxes(y_axis)
     else:  # one update instead of three: Plotly's property machinery costs milliseconds per call
-        figure.update_layout(template=TEMPLATE, title=title_layout, hovermode="closest", xaxis=x_axis, yaxis=y_axis)
+        figure.update_layout(template=TEMPLATE, title=heading, hovermode="closest", xaxis=x_axis, yaxis=y_axis)
     return figure
 
 

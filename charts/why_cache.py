@@ -9,7 +9,7 @@ import numpy as np
 import kvcore
 from charts import draw
 from charts.draw import AnyFigure
-from charts.style import COLORS, log_axis, styled, titled
+from charts.style import COLORS, HALF_X_TITLE_LINE_CHARS, SUBPLOT_TITLES_GAP_PX, log_axis, styled, titled, wrapped
 from kvcore.attention import (
     GRID_CACHED,
     GRID_COMPUTED,
@@ -209,8 +209,8 @@ def token_grid_figure(*, steps: int, labels: Mapping[str, str], separators: str 
     figure.update_yaxes(showgrid=False)
     figure.update_layout(separators=separators)
     styled(figure, title=labels["title"], subtitle=labels["subtitle"], x_title="", y_title="")
-    figure.update_xaxes(title={"text": labels["x_title"]})
+    figure.update_xaxes(title={"text": wrapped(labels["x_title"], HALF_X_TITLE_LINE_CHARS)})
     figure.update_yaxes(title={"text": labels["y_title"]}, row=1, col=1)
-    # Room above for the two grid titles, below for the axis titles and the legend (phones wrap it).
-    figure.update_layout(hovermode="closest", margin={"t": 120}, legend={"y": -0.3})
+    # Room between the chart's title and the plot for the two grids' titles.
+    figure.update_layout(hovermode="closest", title_pad_b=SUBPLOT_TITLES_GAP_PX)
     return figure

@@ -26,6 +26,12 @@ Topics (one per lesson family; answer unit in brackets):
 The steps of the KV, time and ridge topics come from ``course.worked``: the same
 substituted steps (and numbers) the lessons' formula blocks show.
 
+Memory answers come in binary units (KiB, MiB, GiB: ÷ 1024, 2²⁰, 2³⁰) by default, or in
+decimal ones (KB, MB, GB: ÷ 1000, 10⁶, 10⁹) with ``memory_unit="GB"``, the unit family of the
+app's GiB/GB switch: the same question, drawn the same way, asked and worked out in the unit
+the page shows (``MemoryScale``). The inputs a page passes in GiB (``overhead_gib``,
+``weights_gib``) stay in GiB, whatever the unit asked.
+
 ``generate_exercise_set(7, ...)`` draws from ``numpy.random.default_rng(7)`` over the
 catalogues sorted by id, so set 7 is the same on every machine and every run (for
 a given numpy version: numpy keeps the Generator's streams stable across
@@ -46,9 +52,13 @@ from course.answers import CHOICE, COUNT, MEMORY, RATIO, TIME, Verdict
 from course.worked import Quantity, WorkedStep
 from course.worked import plain as _n
 from kvcore import (
+    GB,
+    KB,
+    MB,
     GiB,
     GpuSpec,
     KiB,
+    MiB,
     ModelSpec,
     SizingSteps,
     attention_pairs,
@@ -106,6 +116,42 @@ MIN_POOL_TOKENS = 1024
 #: Memory share assumed when checking that a drawn decode or prefill fits.
 FIT_UTILIZATION = 0.9
 _MAX_DRAWS = 200
+#: The unit families a memory answer can be asked in: binary (the default) or decimal.
+MEMORY_UNITS: tuple[str, ...] = ("GiB", "GB")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryScale:
+    """The units one exercise's memory figures are in: large (GiB or GB) and small (KiB or KB), with divisors.
+
+    ``power`` and ``small_divisor`` are the divisors as a formula writes them ('2^30' or '10^9',
+    '1024' or '1000'); ``suffix`` ends the name of a step that converts bytes ('gib' or 'gb').
+    """
+
+    unit: str
+    bytes: float
+    power: str
+    small_unit: str
+    small_bytes: float
+    small_divisor: str
+    suffix: str
+    small_suffix: str
+    medium_unit: str
+    medium_bytes: float
+    medium_power: str
+
+
+_SCALES = {
+    "GiB": MemoryScale("GiB", GiB, "2^30", "KiB", KiB, "1024", "gib", "kib", "MiB", MiB, "2^20"),
+    "GB": MemoryScale("GB", GB, "10^9", "KB", KB, "1000", "gb", "kb", "MB", MB, "10^6"),
+}
+
+
+def memory_scale(memory_unit: str) -> MemoryScale:
+    """The ``MemoryScale`` of 'GiB' (binary units) or 'GB' (decimal units); ValueError for another unit."""
+    if memory_unit not in _SCALES:
+        raise ValueError(f"memory_unit must be one of {', '.join(MEMORY_UNITS)}, got {memory_unit!r}")
+    return _SCALES[memory_unit]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -163,14 +209,18 @@ def topic_applies(topic: str, model: ModelSpec) -> bool:
     return True
 
 
-def exercise_for(topic: str, *, model: ModelSpec, gpu: GpuSpec | None = None, **params: Any) -> Exercise:
+def exercise_for(
+    topic: str, *, model: ModelSpec, gpu: GpuSpec | None = None, memory_unit: str = "GiB", **params: Any
+) -> Exercise:
     """One exercise on a given configuration ("predict, then reveal" on the student's current choices).
 
     Parameters by topic (defaults in brackets; dtypes are names such as 'bf16', 'fp8', 'int4'):
     kv_dtype ['bf16'], weights_dtype [the model's own], context_tokens [min(32768, max context)],
     prompt_tokens [min(2048, max context)], batch [1], utilization [0.9], gpus [1], overhead_gib [0: the
     question says only the weights and the cache take memory; a page passes its own overhead, so the answer is
-    its metric]. ValueError for an unknown topic or parameter, a missing GPU, or a model the topic does not apply to.
+    its metric]. `memory_unit` ('GiB' or 'GB') is the unit family memory answers and steps are in; a 'GB'
+    exercise notes it among its inputs. ValueError for an unknown topic, parameter or unit, a missing GPU, or a
+    model the topic does not apply to.
     """
     _check_topic(topic)
     allowed = _PARAMETERS[topic]
@@ -181,7 +231,7 @@ def exercise_for(topic: str, *, model: ModelSpec, gpu: GpuSpec | None = None, **
         raise ValueError(f"{topic} needs a GPU: pass gpu=")
     if not topic_applies(topic, model):
         raise ValueError(f"{topic} needs a model whose layers all keep K and V per head; {model.name} does not")
-    settings = _settings(model, params)
+    settings = _settings(model, params, memory_unit)
     build = _BUILDERS[topic]
     return build(model, gpu, settings)
 
@@ -193,14 +243,17 @@ def generate_exercise_set(
     gpus: Mapping[str, GpuSpec],
     count: int = 8,
     topics: Sequence[str] | None = None,
+    memory_unit: str = "GiB",
 ) -> tuple[Exercise, ...]:
     """Exercise set number `set_number`: `count` exercises drawn from the catalogues, the same everywhere.
 
     Topics come in a shuffled cycle (every topic once before any repeats); models,
     GPUs and knobs are drawn uniformly from the catalogues sorted by id, and draws
     that make a degenerate question (the model does not fit, no pool left) are
-    drawn again. Source of the randomness: ``numpy.random.default_rng(set_number)``.
+    drawn again. Source of the randomness: ``numpy.random.default_rng(set_number)``. `memory_unit`
+    changes the unit memory answers are asked in, never the draws: set 7 in GB asks set 7's questions.
     """
+    memory_scale(memory_unit)
     if isinstance(set_number, bool) or not isinstance(set_number, (int, np.integer)) or set_number < 0:
         raise ValueError(f"set_number must be a whole number ≥ 0, got {set_number!r}")
     if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
@@ -215,7 +268,7 @@ def generate_exercise_set(
     order: list[str] = []
     while len(order) < count:
         order.extend(chosen[int(i)] for i in rng.permutation(len(chosen)))
-    return tuple(_draw(topic, rng, models, model_ids, gpus, gpu_ids) for topic in order[:count])
+    return tuple(_draw(topic, rng, models, model_ids, gpus, gpu_ids, memory_unit) for topic in order[:count])
 
 
 # ---------------------------------------------------------------- drawing
@@ -228,6 +281,7 @@ def _draw(
     model_ids: list[str],
     gpus: Mapping[str, GpuSpec],
     gpu_ids: list[str],
+    memory_unit: str = "GiB",
 ) -> Exercise:
     """Draw a model, a GPU and knobs until they make a sensible question for `topic`."""
     for _ in range(_MAX_DRAWS):
@@ -237,7 +291,9 @@ def _draw(
             continue
         params = _DRAWERS[topic](rng, model, gpu)
         if params is not None:
-            return exercise_for(topic, model=model, gpu=gpu if topic in GPU_TOPICS else None, **params)
+            return exercise_for(
+                topic, model=model, gpu=gpu if topic in GPU_TOPICS else None, memory_unit=memory_unit, **params
+            )
     raise ValueError(f"no model and GPU of the catalogues make a {topic} exercise: add some that fit")
 
 
@@ -405,6 +461,12 @@ class _Settings:
     gpus: int
     overhead_gib: float
     weights_gib: float | None = None
+    memory_unit: str = "GiB"
+
+    @property
+    def scale(self) -> MemoryScale:
+        """The units this exercise's memory figures are in."""
+        return memory_scale(self.memory_unit)
 
     @property
     def b(self) -> float:
@@ -417,8 +479,9 @@ class _Settings:
         return bytes_per_value(self.weights_dtype)
 
 
-def _settings(model: ModelSpec, params: Mapping[str, Any]) -> _Settings:
+def _settings(model: ModelSpec, params: Mapping[str, Any], memory_unit: str = "GiB") -> _Settings:
     limit = model.max_position_embeddings or 32768
+    memory_scale(memory_unit)
     return _Settings(
         kv_dtype=dtype_name(params.get("kv_dtype", "bf16")),
         weights_dtype=dtype_name(params.get("weights_dtype", model.weights_dtype)),
@@ -429,6 +492,7 @@ def _settings(model: ModelSpec, params: Mapping[str, Any]) -> _Settings:
         gpus=_whole("gpus", params.get("gpus", 1)),
         overhead_gib=_at_least_zero("overhead_gib", params.get("overhead_gib", 0.0)),
         weights_gib=None if params.get("weights_gib") is None else _at_least_zero("weights_gib", params["weights_gib"]),
+        memory_unit=memory_unit,
     )
 
 
@@ -489,15 +553,24 @@ def _pool(model: ModelSpec, gpu: GpuSpec, s: _Settings) -> SizingSteps:
 
 
 def _build_bytes_per_token(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exercise:
-    answer = kv_bytes_per_token(model, bytes_per_value=s.b) / KiB
+    scale = s.scale
+    answer = kv_bytes_per_token(model, bytes_per_value=s.b) / scale.small_bytes
     steps = [*_per_token_steps(model, s.b, tp=1)]
-    steps.append(_step("bytes_per_token_kib", "bytes_per_token / 1024", f"{_n(steps[-1].value)} / 1024", answer, "KiB"))
+    steps.append(
+        _step(
+            f"bytes_per_token_{scale.small_suffix}",
+            f"bytes_per_token / {scale.small_divisor}",
+            f"{_n(steps[-1].value)} / {scale.small_divisor}",
+            answer,
+            scale.small_unit,
+        )
+    )
     return _exercise(
         "bytes_per_token",
-        {"model": model.id, "kv_dtype": s.kv_dtype},
+        {"model": model.id, "kv_dtype": s.kv_dtype} | _unit_input(s),
         MEMORY,
         answer,
-        "KiB",
+        scale.small_unit,
         0.01,
         steps,
         factors=_gqa_factor(model),
@@ -505,19 +578,23 @@ def _build_bytes_per_token(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) 
 
 
 def _build_sequence_cache(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exercise:
-    answer = float(sequence_kv_bytes(model, context_tokens=s.context_tokens, bytes_per_value=s.b)) / GiB
+    scale = s.scale
+    answer = float(sequence_kv_bytes(model, context_tokens=s.context_tokens, bytes_per_value=s.b)) / scale.bytes
     steps = [*_sequence_steps(model, s.context_tokens, s.b, tp=1)]
-    steps.append(_step("kv_sequence_gib", "kv_sequence / 2^30", f"{_n(steps[-1].value)} / 2^30", answer, "GiB"))
-    inputs = {"model": model.id, "context_tokens": s.context_tokens, "kv_dtype": s.kv_dtype}
-    return _exercise("sequence_cache", inputs, MEMORY, answer, "GiB", 0.03, steps, factors=_gqa_factor(model))
+    steps.append(_in_large_unit(steps[-1], s))
+    inputs = {"model": model.id, "context_tokens": s.context_tokens, "kv_dtype": s.kv_dtype} | _unit_input(s)
+    return _exercise("sequence_cache", inputs, MEMORY, answer, scale.unit, 0.03, steps, factors=_gqa_factor(model))
 
 
 def _build_weights_memory(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exercise:
     params = float(model.total_params or 0.0)
-    answer = weights_bytes(params, bytes_per_param=s.b_w) / GiB
-    steps = [_step("weights", "N * b_w / 2^30", f"{_n(params)} * {_n(s.b_w)} / 2^30", answer, "GiB")]
-    inputs = {"model": model.id, "params": params, "weights_dtype": s.weights_dtype}
-    return _exercise("weights_memory", inputs, MEMORY, answer, "GiB", 0.03, steps)
+    scale = s.scale
+    answer = weights_bytes(params, bytes_per_param=s.b_w) / scale.bytes
+    steps = [
+        _step("weights", f"N * b_w / {scale.power}", f"{_n(params)} * {_n(s.b_w)} / {scale.power}", answer, scale.unit)
+    ]
+    inputs = {"model": model.id, "params": params, "weights_dtype": s.weights_dtype} | _unit_input(s)
+    return _exercise("weights_memory", inputs, MEMORY, answer, scale.unit, 0.03, steps)
 
 
 def _build_users_fit(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exercise:
@@ -526,26 +603,30 @@ def _build_users_fit(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exe
     steps = _budget_steps(model, gpu, s)
     budget = steps[-1].value
     steps += _sequence_steps(model, s.context_tokens, s.b, tp=s.gpus)
-    sequence_gib = steps[-1].value / GiB
-    steps.append(_step("kv_sequence_gib", "kv_sequence / 2^30", f"{_n(steps[-1].value)} / 2^30", sequence_gib, "GiB"))
+    steps.append(_in_large_unit(steps[-1], s))
+    sequence_in_unit = steps[-1]
     steps.append(
         _step(
             "users",
-            "floor(max(kv_budget, 0) / kv_sequence_gib)",
-            f"floor(max({_n(budget, 12)}, 0) / {_n(sequence_gib, 12)})",
+            f"floor(max(kv_budget, 0) / {sequence_in_unit.name})",
+            f"floor(max({_n(budget, 12)}, 0) / {_n(sequence_in_unit.value, 12)})",
             answer,
             "users",
         )
     )
-    inputs = {
-        "model": model.id,
-        "gpu": gpu.id,
-        "gpus": s.gpus,
-        "context_tokens": s.context_tokens,
-        "utilization": s.utilization,
-        "weights_dtype": s.weights_dtype,
-        "kv_dtype": s.kv_dtype,
-    } | _overhead_input(s)
+    inputs = (
+        {
+            "model": model.id,
+            "gpu": gpu.id,
+            "gpus": s.gpus,
+            "context_tokens": s.context_tokens,
+            "utilization": s.utilization,
+            "weights_dtype": s.weights_dtype,
+            "kv_dtype": s.kv_dtype,
+        }
+        | _overhead_input(s)
+        | _unit_input(s)
+    )
     return _exercise("users_fit", inputs, COUNT, answer, "users", 0.0, steps)
 
 
@@ -559,20 +640,24 @@ def _build_max_context(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> E
     steps.append(
         _step(
             "pool_tokens",
-            "floor(max(kv_budget, 0) * 2^30 / bytes_per_token)",
-            f"floor(max({_n(pool, 12)}, 0) * 2^30 / {_n(per_token, 12)})",
+            f"floor(max(kv_budget, 0) * {s.scale.power} / bytes_per_token)",
+            f"floor(max({_n(pool, 12)}, 0) * {s.scale.power} / {_n(per_token, 12)})",
             answer,
             "tokens",
         )
     )
-    inputs = {
-        "model": model.id,
-        "gpu": gpu.id,
-        "gpus": s.gpus,
-        "utilization": s.utilization,
-        "weights_dtype": s.weights_dtype,
-        "kv_dtype": s.kv_dtype,
-    } | _overhead_input(s)
+    inputs = (
+        {
+            "model": model.id,
+            "gpu": gpu.id,
+            "gpus": s.gpus,
+            "utilization": s.utilization,
+            "weights_dtype": s.weights_dtype,
+            "kv_dtype": s.kv_dtype,
+        }
+        | _overhead_input(s)
+        | _unit_input(s)
+    )
     return _exercise("max_context", inputs, COUNT, answer, "tokens", 0.01, steps)
 
 
@@ -580,6 +665,23 @@ def _overhead_input(s: _Settings) -> dict[str, float]:
     """The overhead and the given weights among an exercise's inputs, when there are (older questions keep theirs)."""
     given = {"overhead_gib": s.overhead_gib} if s.overhead_gib > 0 else {}
     return given | ({"weights_gib": s.weights_gib} if s.weights_gib is not None else {})
+
+
+def _unit_input(s: _Settings) -> dict[str, str]:
+    """The unit family among an exercise's inputs when it is not the default (a GiB exercise keeps its old inputs)."""
+    return {"memory_unit": s.memory_unit} if s.memory_unit != "GiB" else {}
+
+
+def _in_large_unit(total: Step, s: _Settings) -> Step:
+    """One sequence's bytes (the step `total`) in GiB or GB: 'kv_sequence / 2^30' (or '/ 10^9')."""
+    scale = s.scale
+    return _step(
+        f"kv_sequence_{scale.suffix}",
+        f"kv_sequence / {scale.power}",
+        f"{_n(total.value)} / {scale.power}",
+        total.value / scale.bytes,
+        scale.unit,
+    )
 
 
 def _build_decode(model: ModelSpec, gpu: GpuSpec | None, s: _Settings) -> Exercise:
@@ -781,29 +883,32 @@ _DRAWERS: dict[str, Callable[[np.random.Generator, ModelSpec, GpuSpec], dict[str
 
 
 def _budget_steps(model: ModelSpec, gpu: GpuSpec, s: _Settings) -> list[Step]:
-    """VRAM · u, the weights on one GPU, and the KV budget left after them and the overhead (seed 000), in GiB."""
-    usable = gpu.memory_bytes * s.utilization / GiB
-    weights = _weights_per_gpu_bytes(model, s) / GiB
-    budget = _budget_bytes(model, gpu, s) / GiB
+    """VRAM · u, the weights on one GPU, and the KV budget left after them and the overhead (seed 000), in GiB or GB."""
+    scale = s.scale
+    usable = gpu.memory_bytes * s.utilization / scale.bytes
+    weights = _weights_per_gpu_bytes(model, s) / scale.bytes
+    budget = _budget_bytes(model, gpu, s) / scale.bytes
+    overhead = s.overhead_gib * GiB / scale.bytes
+    unit = scale.unit
     params = _n(float(model.total_params or 0.0))
     per_gpu_sym, per_gpu_sub = (" / n_gpu", f" / {s.gpus}") if s.gpus > 1 else ("", "")
     return [
-        _step("usable_memory", "VRAM * u", f"{_n(gpu.memory_bytes / GiB)} * {_n(s.utilization)}", usable, "GiB"),
-        _step("weights", "W", _n(weights), weights, "GiB")
+        _step("usable_memory", "VRAM * u", f"{_n(gpu.memory_bytes / scale.bytes)} * {_n(s.utilization)}", usable, unit),
+        _step("weights", "W", _n(weights), weights, scale.unit)
         if s.weights_gib is not None
         else _step(
             "weights",
-            f"N * b_w{per_gpu_sym} / 2^30",
-            f"{params} * {_n(s.b_w)}{per_gpu_sub} / 2^30",
+            f"N * b_w{per_gpu_sym} / {scale.power}",
+            f"{params} * {_n(s.b_w)}{per_gpu_sub} / {scale.power}",
             weights,
-            "GiB",
+            scale.unit,
         ),
         _step(
             "kv_budget",
             "usable_memory - weights" + (" - overhead" if s.overhead_gib > 0 else ""),
-            f"{_n(usable)} - {_n(weights)}" + (f" - {_n(s.overhead_gib)}" if s.overhead_gib > 0 else ""),
+            f"{_n(usable)} - {_n(weights)}" + (f" - {_n(overhead)}" if s.overhead_gib > 0 else ""),
             budget,
-            "GiB",
+            scale.unit,
         ),
     ]
 
@@ -938,14 +1043,20 @@ LESSON_TOPICS: tuple[str, ...] = ("score_matrix_bytes",)
 
 
 def score_matrix_exercise(
-    model: ModelSpec, *, tokens: int, heads: int | None = None, batch: int = 1, dtype: str = "bf16"
+    model: ModelSpec,
+    *,
+    tokens: int,
+    heads: int | None = None,
+    batch: int = 1,
+    dtype: str = "bf16",
+    memory_unit: str = "GiB",
 ) -> Exercise:
     """Memory of standard attention's n × n score matrix in one layer, the matrix FlashAttention never writes.
 
     Formula: n² · b · H · B [bytes] (``attention.prefill_attention_memory``'s temporary
     bytes without FlashAttention: one layer at a time, H query heads, B sequences),
-    answered in GiB from 1 GiB up, else in MiB, within 3 %. H defaults to the model's
-    query heads; b is the bytes per value of `dtype`. Source: Dao et al. 2022,
+    answered in GiB from 1 GiB up, else in MiB (GB and MB with ``memory_unit="GB"``), within 3 %.
+    H defaults to the model's query heads; b is the bytes per value of `dtype`. Source: Dao et al. 2022,
     FlashAttention (arXiv:2205.14135), §3; course seed 000.
 
     >>> llama = ModelSpec(id="llama", name="Llama", num_hidden_layers=32, num_attention_heads=32,
@@ -954,7 +1065,7 @@ def score_matrix_exercise(
     >>> exercise.answer_value, exercise.answer_unit  # 8192² · 2 · 32 bytes
     (4.0, 'GiB')
     """
-    from kvcore import MiB, attention_scores_bytes, prefill_attention_memory  # only this topic needs them
+    from kvcore import attention_scores_bytes, prefill_attention_memory  # only this topic needs them
 
     b = bytes_per_value(dtype)
     head_count = model.num_attention_heads if heads is None else _whole("heads", heads)
@@ -964,7 +1075,12 @@ def score_matrix_exercise(
     )
     total = float(memory.temporary_bytes)
     one_head = float(attention_scores_bytes(n, bytes_per_value=b))
-    unit, size, power = ("GiB", GiB, 30) if total >= GiB else ("MiB", MiB, 20)
+    scale = memory_scale(memory_unit)
+    unit, size, power = (
+        (scale.unit, scale.bytes, scale.power)
+        if total >= scale.bytes
+        else (scale.medium_unit, scale.medium_bytes, scale.medium_power)
+    )
     batch_sym, batch_sub = (" * B", f" * {sequences}") if sequences > 1 else ("", "")
     steps = [
         _step("score_matrix_head", "n^2 * b", f"{n}^2 * {_n(b)}", one_head, "B"),
@@ -975,11 +1091,10 @@ def score_matrix_exercise(
             total,
             "B",
         ),
-        _step(
-            f"score_matrix_{unit.lower()}", f"score_matrix / 2^{power}", f"{_n(total)} / 2^{power}", total / size, unit
-        ),
+        _step(f"score_matrix_{unit.lower()}", f"score_matrix / {power}", f"{_n(total)} / {power}", total / size, unit),
     ]
     inputs = {"model": model.id, "tokens": n, "heads": head_count, "batch": sequences, "dtype": dtype_name(dtype)}
+    inputs |= {"memory_unit": memory_unit} if memory_unit != "GiB" else {}
     factors = {
         **({"heads": float(head_count)} if head_count > 1 else {}),
         **({"batch": float(sequences)} if sequences > 1 else {}),

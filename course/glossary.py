@@ -175,6 +175,16 @@ LESSON_TERMS: Mapping[str, tuple[str, ...]] = MappingProxyType(
             "max_model_len",
             "tensor_parallelism",
         ),
+        "compare": (
+            "weights",
+            "kv_cache",
+            "overhead",
+            "gpu_memory_utilization",
+            "tensor_parallelism",
+            "quantization",
+            "gqa",
+            "tpot",
+        ),
         "agent_1m": (
             "kv_cache",
             "gqa",

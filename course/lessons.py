@@ -160,6 +160,13 @@ PAGES: tuple[Page, ...] = (
         key_prefix="ag_",
     ),
     Page(
+        stem="compare",
+        section_key=_PRODUCTION,
+        icon=":material/compare_arrows:",
+        title_key="nav.compare",
+        key_prefix="cmp_",
+    ),
+    Page(
         stem="vllm_pool", section_key=_SERVING, icon=":material/storage:", title_key="nav.vllm_pool", key_prefix="vp_"
     ),
     Page(stem="engines", section_key=_SERVING, icon=":material/compare:", title_key="nav.engines", key_prefix="eg_"),

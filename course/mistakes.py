@@ -40,7 +40,6 @@ from typing import Any
 from course import exercises
 from course.exercises import Exercise
 from kvcore import (
-    GiB,
     GpuSpec,
     ModelSpec,
     bytes_per_value,
@@ -296,11 +295,12 @@ def _weights_not_subtracted(
 def _active_weights_only(
     asked: Exercise, model: ModelSpec, gpu: GpuSpec | None, params: Mapping[str, Any]
 ) -> float | None:
-    """A MoE's weights as its active parameters only: N_active · b_w / 2³⁰ [GiB]."""
+    """A MoE's weights as its active parameters only: N_active · b_w / 2³⁰ [GiB] (/ 10⁹ [GB], the asked unit)."""
     total, active = float(model.total_params or 0.0), float(model.active_params or 0.0)
     if asked.topic != "weights_memory" or not 0 < active < total:
         return None
-    return weights_bytes(active, bytes_per_param=bytes_per_value(params.get("weights_dtype", "bf16"))) / GiB
+    wrong = weights_bytes(active, bytes_per_param=bytes_per_value(params.get("weights_dtype", "bf16")))
+    return wrong / exercises.memory_scale(str(params.get("memory_unit", "GiB"))).bytes
 
 
 _SLIPS: dict[str, Callable[[Exercise, ModelSpec, GpuSpec | None, Mapping[str, Any]], float | None]] = {

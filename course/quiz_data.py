@@ -425,6 +425,32 @@ QUIZZES: Mapping[str, tuple[Question, ...]] = MappingProxyType(
                 explanation="quiz.ag_measure_why",
             ),
         ),
+        "compare": (
+            Question(
+                id="cmp_fp8",
+                lesson="compare",
+                text="quiz.cmp_fp8",
+                options=("quiz.cmp_fp8_a", "quiz.cmp_fp8_b", "quiz.cmp_fp8_c"),
+                answer="quiz.cmp_fp8_a",
+                explanation="quiz.cmp_fp8_why",
+            ),
+            Question(
+                id="cmp_tp",
+                lesson="compare",
+                text="quiz.cmp_tp",
+                options=("quiz.cmp_tp_a", "quiz.cmp_tp_b", "quiz.cmp_tp_c"),
+                answer="quiz.cmp_tp_b",
+                explanation="quiz.cmp_tp_why",
+            ),
+            Question(
+                id="cmp_tpot",
+                lesson="compare",
+                text="quiz.cmp_tpot",
+                options=("quiz.cmp_tpot_a", "quiz.cmp_tpot_b", "quiz.cmp_tpot_c"),
+                answer="quiz.cmp_tpot_b",
+                explanation="quiz.cmp_tpot_why",
+            ),
+        ),
         "vllm_pool": (
             Question(
                 id="vp_startup",

@@ -34,6 +34,7 @@ from kvcore.variants import DEFAULT_MLA_RANK, DEFAULT_MLA_ROPE_DIM
 from kvcore.vllm_versions import NEWEST_RELEASE as NEWEST_VLLM
 
 __all__ = [
+    "MEMORY_70B_GPUS",
     "PAGED_ATTENTION_SHAREGPT",
     "PREFIX_CACHING_SEED_002",
     "SCENARIOS",
@@ -146,10 +147,18 @@ _AGENT_SEED_004 = _values(
 #: The agent page's attention sample (concentration, share kept) is an experiment of its own: the learner's.
 _AGENT_KEEPS = frozenset({"ag_concentration", "ag_keep"})
 #: The memory calculator's architecture sliders at a Llama 3.1 model's own values (both have head dim 128;
-#: 32 layers for 8B, 80 for 70B: data/models.csv), and the shared default overhead.
+#: 32 layers for 8B, 80 for 70B: data/models.csv), and the shared default overhead; the 8B on one GPU.
 _MEMORY_8B = _values(
-    mem_values_model=seeds.SEED_000_MODEL_ID, mem_head_dim=128, mem_layers=32, mem_overhead=DEFAULT_OVERHEAD_BYTES / GiB
+    mem_values_model=seeds.SEED_000_MODEL_ID,
+    mem_head_dim=128,
+    mem_layers=32,
+    mem_overhead=DEFAULT_OVERHEAD_BYTES / GiB,
+    mem_gpus=1,
 )
+#: Seed 002's 70B in FP16 at 128k on H100s: the fewest GPUs a tensor-parallel split holds it on
+#: (kvcore.tensor_parallel_to_fit: 131.4 GiB / 2 + 20 GiB + 1 GiB = 86.7 GiB overflows 80 GiB on 2; on 4 each holds
+#: 43.9 GiB). tests/app/test_page_memory.py checks it is still the fewest.
+MEMORY_70B_GPUS = 4
 _MEMORY_70B = _values(
     mem_values_model=seeds.SEED_002_STORY.model_id,
     mem_head_dim=128,
@@ -172,6 +181,24 @@ _QUANTIZATION_KEEPS = frozenset({"kq_outlier", "kq_per_channel"})
 #: The why-cache grid at its default size; the log axis is a way of looking, the learner's.
 _WHY_GRID_STEPS = 8
 _WHY_KEEPS = frozenset({"wc_log"})
+
+
+# ---------------------------------------------------------------- the compare page: two setups, every control of each
+
+
+def _compare(a: Mapping[str, object], b: Mapping[str, object]) -> Mapping[str, object]:
+    """The compare page's values: setup A's and B's model, gpu, gpus, weights, kv, context and users (all of each)."""
+    return _values(
+        **{f"cmp_{side}_{name}": value for side, setup in (("a", a), ("b", b)) for name, value in setup.items()}
+    )
+
+
+#: The sidebar's model and GPU: the compare page's setups are its own, so every scenario leaves them alone.
+_COMPARE_KEEPS = frozenset({"model", "gpu"})
+#: Llama 3.1 8B on an RTX 4090 (the sidebar's default), 4 users at 8k: the setup the KV-format scenario varies.
+_COMPARE_8B = _values(model="llama-3.1-8b", gpu="rtx-4090", gpus=1, weights="bf16", kv="fp16", context=8192, users=4)
+#: Llama 3.1 70B with FP8 weights (about 66 GiB: one H100 holds them) and 2 users at 8k, on one H100.
+_COMPARE_70B = _values(model="llama-3.1-70b", gpu="h100-sxm", gpus=1, weights="fp8", kv="bf16", context=8192, users=2)
 
 
 # ---------------------------------------------------------------- every lesson's row of buttons
@@ -245,6 +272,32 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
                     _VARIANTS_MLA, model="falcon-7b", av_gqa_heads=1, av_context=2048, av_users=1, av_dtype="bf16"
                 ),
                 keeps=_VARIANTS_KEEPS,
+            ),
+        ),
+        "compare": (
+            # Seed 002's MHA against GQA: Llama 2 7B (32 KV heads) beside Llama 3 8B (8), same card and load.
+            Scenario(
+                label_key="compare.preset_mha",
+                keeps=_COMPARE_KEEPS,
+                help_key="compare.preset_mha_help",
+                values=_compare(
+                    _with(_COMPARE_8B, model="llama-2-7b", weights="fp16", kv="bf16", context=4096),
+                    _with(_COMPARE_8B, model="llama-3-8b", kv="bf16", context=4096),
+                ),
+            ),
+            # Seed 000's FP8 row: the same server, K and V in one byte instead of two.
+            Scenario(
+                label_key="compare.preset_fp8",
+                keeps=_COMPARE_KEEPS,
+                help_key="compare.preset_fp8_help",
+                values=_compare(_COMPARE_8B, _with(_COMPARE_8B, kv="fp8")),
+            ),
+            # Seed 004's 70B on H100s: one card, then two by tensor parallelism.
+            Scenario(
+                label_key="compare.preset_tp",
+                keeps=_COMPARE_KEEPS,
+                help_key="compare.preset_tp_help",
+                values=_compare(_COMPARE_70B, _with(_COMPARE_70B, gpus=2)),
             ),
         ),
         "decode_speed": (
@@ -324,15 +377,16 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
                 ),
                 keeps=_QUANTIZATION_KEEPS,
             ),
-            # Seed 004's million tokens, as the slider's 2**20. The 70B's BF16 weights leave no room for any cache on
-            # one H100 (the page has one card): on purpose, the scenario compares the bytes of each format.
+            # Seed 004's million tokens: 1,000,000, as the course texts and /agent_1m count a million (not 2**20); the
+            # slider steps by 1,024 and holds it between two steps. The 70B's BF16 weights leave no room for any cache
+            # on one H100 (the page has one card): on purpose, the scenario compares the bytes of each format.
             Scenario(
                 label_key="kv_quantization.preset_seed004",
                 help_key="kv_quantization.preset_seed004_help",
                 values=_values(
                     model=seeds.SEED_MODEL_ID,
                     gpu=seeds.SEED_GPU_ID,
-                    kq_context=1 << 20,
+                    kq_context=seeds.SEED_CONTEXT_TOKENS,
                     kq_users=1,
                     kq_group=128,
                     kq_weights="bf16",
@@ -401,13 +455,13 @@ SCENARIOS: Mapping[str, tuple[Scenario, ...]] = MappingProxyType(
                     weights_dtype="bf16",
                 ),
             ),
-            # Seed 002's one-user story: 70B in FP16 at 128k on H100s (on purpose, the weights outgrow one card).
+            # Seed 002's one-user story: 70B in FP16 at 128k, split over the fewest H100s that hold it.
             Scenario(
                 label_key="memory.preset_70b",
                 help_key="memory.preset_70b_help",
-                note_key="memory.note_70b",
                 values=_with(
                     _MEMORY_70B,
+                    mem_gpus=MEMORY_70B_GPUS,
                     model=seeds.SEED_002_STORY.model_id,
                     gpu=seeds.SEED_002_STORY.gpu_id,
                     context=seeds.SEED_002_STORY.context_tokens,

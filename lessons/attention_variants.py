@@ -142,6 +142,7 @@ names = {
 }
 unit = lesson.memory_unit()
 users_text = ui.plural("users.count", users)
+bars_subtitle = t("attention_variants.bars_subtitle", model=model.name, users=users_text, dtype=kv_dtype)
 
 
 def bars_follow() -> live_chart.Follow | None:
@@ -153,6 +154,7 @@ def bars_follow() -> live_chart.Follow | None:
         shown,
         context_values=context_values,
         titles=[t("attention_variants.bars_title", context=count(value, seps)) for value in context_values],
+        subtitle=bars_subtitle,
         concurrency=users,
         bytes_per_value=b,
         unit_bytes=lesson.memory_unit_bytes(),
@@ -172,7 +174,7 @@ with main:
             room_bytes=room,
             labels={
                 "title": t("attention_variants.bars_title", context=count(context_tokens, seps)),
-                "subtitle": t("attention_variants.bars_subtitle", model=model.name, users=users_text, dtype=kv_dtype),
+                "subtitle": bars_subtitle,
                 "x_title": t("attention_variants.cache_axis", unit=unit),
                 "per_token": t("attention_variants.per_token"),
                 "room": t("attention_variants.room", room=lesson.mem(max(room, 0.0))),

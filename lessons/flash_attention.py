@@ -132,12 +132,14 @@ try:
 except ValueError as error:
     lesson.stop_with(error)
 
+# One formatter per figure through the view (lesson.size): the metric, the warning and the texts say the same
+# "1 TiB", never "1 TiB" beside "1,024 GiB".
 with results:
     row = st.columns(2)
     row[0].metric(
         t("flash_attention.metric_scores"),
         lesson.size(scores),
-        help=t("flash_attention.metric_scores_help", memory=lesson.mem(gpu.memory_bytes), gpu=gpu.name),
+        help=t("flash_attention.metric_scores_help", memory=lesson.size(gpu.memory_bytes), gpu=gpu.name),
     )
     row[1].metric(t("flash_attention.metric_stats"), lesson.size(stats), help=t("flash_attention.metric_stats_help"))
     row = st.columns(2)
@@ -159,9 +161,9 @@ with results:
         st.warning(
             t(
                 "flash_attention.too_big",
-                scores=lesson.mem(scores),
+                scores=lesson.size(scores),
                 gpu=gpu.name,
-                memory=lesson.mem(gpu.memory_bytes),
+                memory=lesson.size(gpu.memory_bytes),
             )
         )
     memory_labels = {
@@ -205,11 +207,11 @@ st.markdown(
     t(
         "flash_attention.memory_text",
         tokens=ui.num(format_tokens(tokens)),
-        scores=lesson.mem(scores),
+        scores=lesson.size(scores),
         stats=lesson.size(stats),
-        kv=lesson.mem(kv_flash),
+        kv=lesson.size(kv_flash),
         gpu=gpu.name,
-        memory=lesson.mem(gpu.memory_bytes),
+        memory=lesson.size(gpu.memory_bytes),
     )
 )
 with prediction:
@@ -323,8 +325,8 @@ lesson.chart(
 st.markdown(
     t(
         "flash_attention.kv_text",
-        without=lesson.mem(kv_standard),
-        with_flash=lesson.mem(kv_flash),
+        without=lesson.size(kv_standard),
+        with_flash=lesson.size(kv_flash),
         tokens=ui.num(format_tokens(tokens)),
         row=lesson.size(row_bytes),
     )

@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 import ui
+from charts import formatting
 from course import exercises, lessons
 from course.glossary import LESSON_TERMS, TERMS
 from course.quiz_data import QUIZZES
@@ -105,7 +106,10 @@ if part == "key":
             t("instructor.col_number"): number,
             t("instructor.col_topic"): t(practice.TOPIC_KEYS[asked.topic]),
             t("instructor.col_answer"): practice.answer_text(asked),
-            t("instructor.col_exact"): None if asked.dimension == "choice" else asked.answer_value,
+            # Every digit kvcore gives, in the page's marks; a choice has no number ("—").
+            t("instructor.col_exact"): "—"
+            if asked.dimension == "choice"
+            else formatting.plain(asked.answer_value, ui.separators()),
             t("instructor.col_tolerance"): practice.tolerance_text(asked),
         }
         for number, asked in enumerate(chosen, start=1)

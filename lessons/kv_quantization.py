@@ -7,6 +7,8 @@ weights in the chosen format, u = 0.90 (vLLM's default) and 1 GiB of overhead.
 The error demonstration quantizes synthetic tensors (kvcore.quantization).
 """
 
+import math
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -39,8 +41,11 @@ lesson.rerun_alone(__file__)
 
 MAX_USERS = 256
 GROUP_SIZES = (32, 64, 128)
-#: Seed 004 counts "a million tokens" of context (seeds.SEED_CONTEXT_TOKENS); the slider reaches 2**20.
+#: Seed 004 counts "a million tokens" of context: 1,000,000 (seeds.SEED_CONTEXT_TOKENS), as /agent_1m does. The
+#: slider reaches 2**20 so that a million is inside its range, and steps by 64 tokens, the largest step that
+#: holds both 1,024-token contexts and the million (gcd(1,024, 10**6) = 64): the preset's value is one it shows.
 MAX_CONTEXT = 1 << 20
+CONTEXT_STEP = math.gcd(1024, seeds.SEED_CONTEXT_TOKENS)
 #: The shared default assumptions (kvcore.DEFAULT_ASSUMPTIONS), stated beside the room on the page.
 UTILIZATION = kvcore.DEFAULT_UTILIZATION
 OVERHEAD_BYTES = kvcore.DEFAULT_OVERHEAD_BYTES
@@ -95,7 +100,7 @@ with controls:
         min_value=low,
         max_value=max(MAX_CONTEXT, model.max_position_embeddings),
         value=default_context,
-        step=step,
+        step=math.gcd(step, CONTEXT_STEP),
         help=t("kv_quantization.context_help", maximum=ui.num(format_tokens(model.max_position_embeddings))),
     )
     users = lesson.slider(t("kv_quantization.users"), key="kq_users", min_value=1, max_value=MAX_USERS, value=1)

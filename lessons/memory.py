@@ -21,7 +21,13 @@ from charts.memory import memory_vs_context_figure, memory_vs_context_patches
 from charts.memory_heatmap import memory_heatmap_figure
 from course import seeds
 from kvcore.capacity import gpus_needed
-from kvcore.memory import break_even_context_tokens, break_even_users, mha_cache_bytes, total_memory_bytes
+from kvcore.memory import (
+    break_even_context_tokens,
+    break_even_users,
+    mha_cache_bytes,
+    tensor_parallel_to_fit,
+    total_memory_bytes,
+)
 from kvcore.units import GiB, format_bytes, format_bytes_decimal, format_gb, format_gib, format_tokens
 from ui import glossary, lesson, live_chart, t
 from ui.formula import SYMBOLIC, formula_terms, result_latex, total_substituted, total_symbolic
@@ -31,6 +37,8 @@ lesson.rerun_alone(__file__)
 KV_DTYPES = ("fp16", "bf16", "fp8", "int8", "int4")
 WEIGHTS_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8", "mxfp4", "int4")
 MAX_USERS = 256
+#: GPU counts a model can be split over by tensor parallelism on one server (the other pages' TP sizes too).
+GPU_COUNTS = (1, 2, 4, 8)
 #: Head dims real models use; the chosen model's own is added to the list.
 HEAD_DIMS = (32, 64, 80, 96, 128, 160, 192, 256)
 #: Not a widget: the model the head-dim and layers values belong to (reset when it changes).
@@ -97,6 +105,17 @@ with controls:
     )
     if is_mla:
         st.caption(t("memory.kv_heads_mla"))
+    # The splits the model accepts with the KV heads chosen above (kvcore.tensor_parallel_sizes).
+    split_model = model if is_mla else kvcore.with_changes(model, num_key_value_heads=kv_heads)
+    gpu_counts = [n for n in kvcore.tensor_parallel_sizes(split_model, max_gpus=max(GPU_COUNTS)) if n in GPU_COUNTS]
+    tp = lesson.select_slider(
+        t("memory.gpus"),
+        key="mem_gpus",
+        options=gpu_counts,
+        value=1,
+        disabled=len(gpu_counts) == 1,
+        help=t("memory.gpus_help", heads=model.num_attention_heads, counts=", ".join(map(str, gpu_counts))),
+    )
     # Segmented controls that wrap: lesson.choice keeps one row, which hides int4 in this column.
     ui.check_url_value("kv_dtype", options=list(KV_DTYPES))
     ui.check_url_value("weights_dtype", options=list(WEIGHTS_DTYPES))
@@ -140,6 +159,7 @@ with controls:
             step=0.25,
             help=t("memory.overhead_help"),
         )
+        lesson.gib_slider_note(overhead_gib)
         st.caption(t("memory.architecture_note"))
 
 decimal = lesson.memory_unit() == "GB"
@@ -158,14 +178,17 @@ try:
         "kv_bytes_per_value": kv_bytes_per_value,
         "weights_bytes_per_param": weights_bytes_per_param,
     }
-    per_token = kvcore.kv_bytes_per_token(variant, bytes_per_value=kv_bytes_per_value)
+    # Every figure is one GPU's: 1/tp of the weights, its own KV heads' cache, its own overhead (tp = 1: the card).
+    per_token = kvcore.kv_bytes_per_token(variant, bytes_per_value=kv_bytes_per_value, tp=tp)
     cache = float(
         kvcore.kv_cache_bytes(
-            variant, context_tokens=context_tokens, concurrency=concurrency, bytes_per_value=kv_bytes_per_value
+            variant, context_tokens=context_tokens, concurrency=concurrency, bytes_per_value=kv_bytes_per_value, tp=tp
         )
     )
-    weights = kvcore.model_weights_bytes(variant, bytes_per_param=weights_bytes_per_param)
-    total = float(total_memory_bytes(variant, overhead_bytes=overhead, **sizes))
+    whole_weights = kvcore.model_weights_bytes(variant, bytes_per_param=weights_bytes_per_param)
+    weights = kvcore.model_weights_bytes(variant, bytes_per_param=weights_bytes_per_param, tp=tp)
+    total = float(total_memory_bytes(variant, overhead_bytes=overhead, tp=tp, **sizes))
+    kv_heads_each = 0 if is_mla else kvcore.kv_heads_per_gpu(variant.num_key_value_heads, tp)
     kv_room = kvcore.kv_budget_bytes(
         memory_bytes=gpu.memory_bytes,
         utilization=kvcore.WHOLE_CARD.utilization,
@@ -174,10 +197,12 @@ try:
     )
     longest_context = float(
         kvcore.max_context_tokens(
-            variant, kv_pool_bytes=kv_room, concurrency=concurrency, bytes_per_value=kv_bytes_per_value
+            variant, kv_pool_bytes=kv_room, concurrency=concurrency, bytes_per_value=kv_bytes_per_value, tp=tp
         )
     )
-    sequence = kvcore.sequence_kv_bytes(variant, context_tokens=context_tokens, bytes_per_value=kv_bytes_per_value)
+    sequence = kvcore.sequence_kv_bytes(
+        variant, context_tokens=context_tokens, bytes_per_value=kv_bytes_per_value, tp=tp
+    )
     users_on_card = int(kvcore.max_users(kv_pool_bytes=kv_room, sequence_bytes=sequence))
     # A server's view of the same card, with the defaults every other page starts from.
     serving_room = kvcore.kv_budget_bytes(
@@ -187,14 +212,23 @@ try:
         overhead_bytes=kvcore.DEFAULT_OVERHEAD_BYTES,
     )
     users_served = int(kvcore.max_users(kv_pool_bytes=serving_room, sequence_bytes=sequence))
-    gpus_for_all = int(gpus_needed(total_bytes=total, memory_bytes=gpu.memory_bytes))
+    # What the weights do not fit on one GPU asks for: the fewest GPUs of a split whose share fits, or the bytes.
+    gpus_to_fit = tensor_parallel_to_fit(
+        variant, sizes=gpu_counts, memory_bytes=gpu.memory_bytes, overhead_bytes=overhead, **sizes
+    )
+    gpus_for_all = int(
+        gpus_needed(
+            total_bytes=total_memory_bytes(variant, overhead_bytes=overhead, **sizes), memory_bytes=gpu.memory_bytes
+        )
+    )
+    # When the cache catches up with the weights: the whole model's (a property of the model, not of the split).
     break_even_one, break_even_each = break_even_context_tokens(
-        variant, weights_bytes=weights, concurrency=[1, concurrency], bytes_per_value=kv_bytes_per_value
+        variant, weights_bytes=whole_weights, concurrency=[1, concurrency], bytes_per_value=kv_bytes_per_value
     )
     users_at_full_context = int(
         break_even_users(
             variant,
-            weights_bytes=weights,
+            weights_bytes=whole_weights,
             context_tokens=model.max_position_embeddings,
             bytes_per_value=kv_bytes_per_value,
         )
@@ -205,20 +239,25 @@ except ValueError as error:
 usage = kvcore.MemoryBreakdown(weights_bytes=weights, kv_cache_bytes=cache, overhead_bytes=overhead)
 fixed_part = kvcore.MemoryBreakdown(weights_bytes=weights, kv_cache_bytes=0.0, overhead_bytes=overhead)
 
+split = tp > 1  # every figure below is one GPU's of `tp`
 with results:
     row = st.columns(2)
     row[0].metric(
-        t("memory.metric_per_token"),
+        t("memory.metric_per_token_split" if split else "memory.metric_per_token"),
         ui.num(format_bytes_decimal(per_token) if decimal else format_bytes(per_token)),
         help=t("memory.metric_per_token_help"),
     )
     row[1].metric(
-        t("memory.metric_cache"),
+        t("memory.metric_cache_split" if split else "memory.metric_cache"),
         lesson.mem(cache),
         help=t("memory.metric_cache_help", context=ui.num(format_tokens(context_tokens)), users=concurrency),
     )
     row = st.columns(2)
-    row[0].metric(t("memory.metric_weights"), lesson.mem(weights), help=t("memory.metric_weights_help"))
+    row[0].metric(
+        t("memory.metric_weights_split", gpus=tp) if split else t("memory.metric_weights"),
+        lesson.mem(weights),
+        help=t("memory.metric_weights_help"),
+    )
     row[1].metric(
         t("memory.metric_total", memory=lesson.mem(gpu.memory_bytes)),
         lesson.mem(total),
@@ -231,14 +270,42 @@ with results:
         "all": ui.plural("users.all", concurrency),
         "room": lesson.mem(max(kv_room, 0.0)),
     }
+    if split:
+        if is_mla:
+            kv_share = t("memory.split_mla")
+        elif kv_heads_each * tp > variant.num_key_value_heads:
+            kv_share = t(
+                "memory.split_replicated",
+                kv_heads=ui.plural("kv_heads.count", variant.num_key_value_heads),
+                n=tp,
+                copies=tp // variant.num_key_value_heads,
+            )
+        else:
+            kv_share = t("memory.split_heads", each=kv_heads_each, kv_heads=variant.num_key_value_heads)
+        st.markdown(
+            t(
+                "memory.split",
+                gpus=ui.plural("gpus.count", tp),
+                gpu=gpu.name,
+                n=tp,
+                weights=lesson.mem(whole_weights),
+                kv_share=kv_share,
+                overhead=lesson.mem(overhead),
+            )
+        )
     if not fixed_part.fits(gpu.memory_bytes):
+        advice = (
+            t("memory.split_to_fit", gpus=ui.plural("gpus.count", gpus_to_fit))
+            if gpus_to_fit is not None
+            else t("memory.no_split_fits", most=ui.plural("gpus.count", max(gpu_counts)), gpus=gpus_for_all)
+        )
         fit_notice.error(
             t(
                 "memory.weights_do_not_fit",
                 weights=lesson.mem(weights),
                 overhead=lesson.mem(overhead),
                 memory=lesson.mem(gpu.memory_bytes),
-                gpus=gpus_for_all,
+                advice=advice,
             )
         )
     elif longest_context >= model.max_position_embeddings:
@@ -270,12 +337,17 @@ with results:
         kv_bytes_per_value=kv_bytes_per_value,
         weights_bytes_per_param=weights_bytes_per_param,
         overhead_bytes=overhead,
+        tp=tp,
         separators=ui.separators(),
         unit_bytes=unit_bytes,
         unit=lesson.memory_unit(),
         labels={
             "title": model.name,
-            "subtitle": t("chart.memory_subtitle", gpu=gpu.name, users=ui.plural("users.count", concurrency)),
+            "subtitle": (
+                t("memory.chart_subtitle_split", gpus=tp, gpu=gpu.name, users=ui.plural("users.count", concurrency))
+                if split
+                else t("chart.memory_subtitle", gpu=gpu.name, users=ui.plural("users.count", concurrency))
+            ),
             "x_title": t("chart.context_axis"),
             "y_title": t("memory.chart_memory_axis", unit=lesson.memory_unit()),
             "weights": t("chart.weights"),
@@ -308,8 +380,11 @@ terms = formula_terms(
     context_tokens=context_tokens,
     concurrency=concurrency,
     bytes_per_value=kv_bytes_per_value,
+    tp=tp,
     lang=ui.language(),
 )
+if split:
+    st.markdown(t("memory.formula_split", gpus=ui.plural("gpus.count", tp)))
 if len(terms) == 1 and terms[0].kind == "full":
     lesson.formula(SYMBOLIC, terms[0].substituted + result_latex(terms[0].kv_bytes, ui.language(), decimal=decimal))
 else:
@@ -321,7 +396,7 @@ else:
         lesson.formula(term.symbolic, term.substituted + result_latex(term.kv_bytes, ui.language(), decimal=decimal))
     if len(terms) > 1:
         st.markdown(t("memory.formula_sum", total=lesson.mem(cache)))
-st.markdown(t("memory.formula_total"))
+st.markdown(t("memory.formula_total_split", gpus=ui.plural("gpus.count", tp)) if split else t("memory.formula_total"))
 lesson.formula(
     total_symbolic(total=t("memory.heatmap_total"), weights=t("chart.weights"), overhead=t("memory.chart_overhead")),
     total_substituted(
@@ -338,7 +413,7 @@ lesson.formula(
 
 # The calculator's rule (weights + overhead + cache) against what each engine would give (kvcore.compare_engines).
 ui.engine_table.engines_answer(
-    variant, gpu, context_tokens=context_tokens, kv_bytes_per_value=kv_bytes_per_value, users=concurrency
+    variant, gpu, context_tokens=context_tokens, gpus=tp, kv_bytes_per_value=kv_bytes_per_value, users=concurrency
 )
 
 # ---------------------------------------------------------------- context × users
@@ -355,12 +430,17 @@ heatmap = lesson.figure(
     weights_bytes_per_param=weights_bytes_per_param,
     overhead_bytes=overhead,
     max_users=MAX_USERS,
+    tp=tp,
     separators=ui.separators(),
     unit_bytes=unit_bytes,
     unit=lesson.memory_unit(),
     labels={
         "title": model.name,
-        "subtitle": t("memory.heatmap_subtitle", gpu=gpu.name),
+        "subtitle": (
+            t("memory.heatmap_subtitle_split", gpus=tp, gpu=gpu.name)
+            if split
+            else t("memory.heatmap_subtitle", gpu=gpu.name)
+        ),
         "x_title": t("chart.context_axis"),
         "y_title": t("memory.heatmap_users_axis"),
         "z_title": t("memory.heatmap_total_axis", unit=lesson.memory_unit()),
@@ -415,7 +495,7 @@ if break_even_one <= model.max_position_embeddings:
         t(
             "memory.why60_yours",
             model=model.name,
-            weights=lesson.mem(weights),
+            weights=lesson.mem(whole_weights),
             tokens=ui.num(format_tokens(break_even_one)),
         )
     )
@@ -432,7 +512,7 @@ else:
         t(
             "memory.why60_yours_many",
             model=model.name,
-            weights=lesson.mem(weights),
+            weights=lesson.mem(whole_weights),
             maximum=ui.num(format_tokens(model.max_position_embeddings)),
             users=users_at_full_context,
         )

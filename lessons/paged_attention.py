@@ -125,11 +125,13 @@ except ValueError as error:
 
 
 with results:
+    # The share is the draw's (all the requests, as the formula below); the memory is the pool's, where only the
+    # requests that fit are held: the "reserved, empty" bar of the chart, never more than the pool.
     row = st.columns(2)
     row[0].metric(
         t("paged_attention.metric_waste_contiguous"),
         ui.num(percent(contiguous.waste_fraction, decimals=1)),
-        delta=lesson.mem(contiguous.waste_bytes),
+        delta=t("paged_attention.waste_in_pool", memory=lesson.mem(in_pool[0].waste_bytes)),
         delta_color="off",
         delta_arrow="off",
         help=t("paged_attention.metric_waste_contiguous_help"),
@@ -137,7 +139,7 @@ with results:
     row[1].metric(
         t("paged_attention.metric_waste_paged"),
         ui.num(percent(paged.waste_fraction, decimals=1)),
-        delta=lesson.mem(paged.waste_bytes),
+        delta=t("paged_attention.waste_in_pool", memory=lesson.mem(in_pool[1].waste_bytes)),
         delta_color="off",
         delta_arrow="off",
         help=t("paged_attention.metric_waste_paged_help"),

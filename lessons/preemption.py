@@ -32,7 +32,7 @@ from kvcore.scheduler import (
     summarize,
     vllm_rules,
 )
-from kvcore.units import format_bytes, format_seconds, format_tokens, format_tokens_per_s
+from kvcore.units import GiB, format_seconds, format_tokens, format_tokens_per_s
 from ui import glossary, lesson, t
 from ui.errors import error_text
 from ui.formula import latex_number
@@ -214,7 +214,8 @@ with controls:
         min_value=1,
         max_value=1024,
         value=default_seqs,
-        help=t("preemption.max_num_seqs_help"),
+        # vLLM's threshold is 70 GiB of device memory (vllm/engine/arg_utils.py), shown in the page's unit.
+        help=t("preemption.max_num_seqs_help", memory=lesson.mem(70 * GiB, decimals=1)),
     )
     mode = lesson.choice(
         t("preemption.mode"),
@@ -442,7 +443,7 @@ st.markdown(
         "preemption.rule_text",
         needed=ui.num(format_tokens(needed)),
         longest=ui.num(format_tokens(longest)),
-        per_block=ui.num(format_bytes(per_block)),
+        per_block=lesson.size(per_block),
         block_size=server.block_size,
         model=model.name,
         needed_bytes=lesson.mem(needed * per_block),

@@ -91,6 +91,7 @@ with controls:
             step=0.25,
             help=t("sizing.overhead_help"),
         )
+        lesson.gib_slider_note(overhead_gib)
         tp = lesson.select_slider(t("sizing.tp"), key="sz_tp", options=TP_SIZES, value=1, help=t("sizing.tp_help"))
 
 overhead = overhead_gib * GiB  # the slider speaks GiB; kvcore speaks bytes
@@ -380,20 +381,18 @@ st.markdown(
     t(
         "sizing.story_here",
         gpu=ui.gpus()[REAL.gpu_id].name,
-        weights=ui.num(format_bytes(real.weights_bytes)),
-        overhead=ui.num(format_bytes(real.overhead_bytes)),
-        both=ui.num(format_bytes(real.weights_bytes + real.overhead_bytes)),
+        weights=lesson.size(real.weights_bytes),
+        overhead=lesson.size(real.overhead_bytes),
+        both=lesson.size(real.weights_bytes + real.overhead_bytes),
         u=ui.num(f"{real.utilization:.2f}"),
-        pool=ui.num(format_bytes(real.kv_pool_bytes)),
+        pool=lesson.size(real.kv_pool_bytes),
         tokens=ui.num(format_tokens(real.pool_tokens)),
         fit=int(kvcore.max_users(kv_pool_bytes=real.kv_pool_bytes, sequence_bytes=story_pdf)),
         maximum=ui.num(format_tokens(story_model.max_position_embeddings)),
-        full=ui.num(
-            format_bytes(
-                float(
-                    kvcore.sequence_kv_bytes(
-                        story_model, context_tokens=story_model.max_position_embeddings, bytes_per_value=story_b
-                    )
+        full=lesson.size(
+            float(
+                kvcore.sequence_kv_bytes(
+                    story_model, context_tokens=story_model.max_position_embeddings, bytes_per_value=story_b
                 )
             )
         ),

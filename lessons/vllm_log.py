@@ -16,7 +16,7 @@ import ui.practice
 from charts.formatting import count, times
 from charts.vllm_log import checks_ratio_figure, ratio_checks, users_by_context_figure
 from kvcore.log_lines import MAX_LINES, MAX_TEXT_CHARS
-from kvcore.units import GiB, format_bytes
+from kvcore.units import GiB
 from kvcore.vllm_log import (
     MAX_UTILIZATION,
     Check,
@@ -283,7 +283,7 @@ def shown_value(value: float | None, unit: str) -> str:
     if unit == "bytes":
         return lesson.mem(value)
     if unit == "bytes_per_token":
-        return t("vllm_log.per_token", size=ui.num(format_bytes(value)))
+        return t("vllm_log.per_token", size=lesson.size(value))
     if unit == "requests":
         return ui.num(times(value, decimals=2))
     return count(value, ui.separators())
@@ -316,10 +316,10 @@ if mismatch is not None:
         t(
             "vllm_log.model_mismatch",
             model=model.name,
-            implied=ui.num(format_bytes(mismatch.implied_bytes_per_token)),
-            low=ui.num(format_bytes(mismatch.low)),
-            high=ui.num(format_bytes(mismatch.high)),
-            stores=ui.num(format_bytes(mismatch.model_bytes_per_token)),
+            implied=lesson.size(mismatch.implied_bytes_per_token),
+            low=lesson.size(mismatch.low),
+            high=lesson.size(mismatch.high),
+            stores=lesson.size(mismatch.model_bytes_per_token),
             ratio=ui.num(f"{mismatch.ratio:.2f}"),
             tp=mismatch.tp,
             b=ui.num(f"{mismatch.kv_bytes_per_value:g}"),
@@ -335,7 +335,7 @@ else:
             lines=ui.plural("vllm_log.lines_recognized", len(log.recognised)),
             version=log.version or "?",
             model=model.name,
-            per_token=ui.num(format_bytes(result.bytes_per_token)),
+            per_token=lesson.size(result.bytes_per_token),
             block=result.block_size,
             tp=result.tp,
         )

@@ -13,7 +13,7 @@ import ui
 import ui.practice
 from charts.formatting import times
 from charts.vllm_pool import pool_waterfall_figure, utilization_figure
-from kvcore.units import GiB, format_bytes, format_tokens
+from kvcore.units import GiB, format_tokens
 from kvcore.vllm_pool import pool_curve, stage_layers
 from kvcore.vllm_startup import startup_lines
 from ui import glossary, lesson, t
@@ -265,7 +265,7 @@ lesson.formula(
     + rf" - {lesson.latex_mem(log.non_torch_bytes)} - {lesson.latex_mem(log.cuda_graph_bytes)}"
     + rf" = \mathbf{{{lesson.latex_pool_mem(log.kv_pool_bytes)}}}",
 )
-per_token_text = ui.num(format_bytes(log.bytes_per_token))
+per_token_text = lesson.size(log.bytes_per_token)
 per_token_number, per_token_unit = per_token_text.rsplit(" ", 1)
 lesson.formula(
     r"\text{" + t("formula.blocks") + r"} = "

@@ -38,7 +38,7 @@ LESSONS = lessons.LESSON_STEMS
 LESSON_TITLES: Mapping[str, str] = MappingProxyType({stem: lessons.TITLES[stem] for stem in LESSONS})
 
 #: The sidebar's switches that are bound widgets (app.py draws them): see ``same_page_params``.
-BOUND_SIDEBAR_KEYS = (ui.LANG_KEY, "units", "present")
+BOUND_SIDEBAR_KEYS = (ui.LANG_KEY, "units", "present", "typing")
 
 ID_KEY = "cp_id"
 PATH_KEY = "cp_path"

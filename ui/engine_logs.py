@@ -16,7 +16,6 @@ import ui
 from charts.formatting import count
 from charts.vllm_log import checks_ratio_figure, ratio_checks
 from kvcore.log_lines import Check
-from kvcore.units import format_bytes
 from ui import lesson, t
 
 #: (engine, check kind) → the catalogue key of what that printed number means.
@@ -88,7 +87,7 @@ def value_text(value: float | None, unit: str) -> str:
     if unit == "bytes":
         return lesson.mem(value)
     if unit == "bytes_per_token":
-        return t("vllm_log.per_token", size=ui.num(format_bytes(value)))
+        return t("vllm_log.per_token", size=lesson.size(value))
     return count(value, ui.separators())
 
 

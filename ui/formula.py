@@ -166,14 +166,24 @@ def result_latex(num_bytes: float, lang: str = "en", *, decimal: bool = False) -
 
 
 def formula_terms(
-    model: kvcore.ModelSpec, *, context_tokens: int, concurrency: int, bytes_per_value: float, lang: str = "en"
+    model: kvcore.ModelSpec,
+    *,
+    context_tokens: int,
+    concurrency: int,
+    bytes_per_value: float,
+    tp: int = 1,
+    lang: str = "en",
 ) -> list[FormulaTerm]:
-    """The formula split by layer kind, in the order the kinds first appear (``course.worked.kv_terms``)."""
+    """The formula split by layer kind, in the order the kinds first appear (``course.worked.kv_terms``).
+
+    With `tp` GPUs, one GPU's cache: its own KV heads (H_kv_gpu), MLA's latent whole, 1/tp of a linear state.
+    """
     lines = worked.kv_terms(
         model,
         context_tokens=context_tokens,
         concurrency=concurrency,
         bytes_per_value=bytes_per_value,
+        tp=tp,
         state_bytes_per_value=kvcore.bytes_per_value(STATE_DTYPE),
     )
     terms = []

@@ -17,6 +17,8 @@ Keys: a widget key is also its URL parameter, so keys are unique across pages
 
 from __future__ import annotations
 
+import contextlib
+import decimal
 import functools
 import json
 import threading
@@ -45,13 +47,14 @@ T = TypeVar("T")
 
 UNITS_KEY = "units"
 PRESENT_KEY = "present"
+TYPING_KEY = "typing"
 MEMORY_UNITS = ("GiB", "GB")
 
 #: Plotly's options for every chart: no Plotly logo in the mode bar.
 CHART_CONFIG = {"displaylogo": False}
 
 #: Chart heights in pixels: normal and on a projector.
-CHART_HEIGHT_PX = 440
+CHART_HEIGHT_PX = 500  # a title of two or three lines (a phone's width) leaves the plot most of it
 PRESENTATION_CHART_HEIGHT_PX = 420  # the first screen of a 1280 × 720 projector holds it below the title
 
 
@@ -402,7 +405,8 @@ def slider(
     slider between 0 and 1 (a utilization, an MBU, a price share) shows its value as a percentage
     ("90%", the same in both languages; the URL keeps 0.9), unless `format` says otherwise or the
     label names a flag or config key ("--gpu-memory-utilization", "gpu_memory_utilization (u)"):
-    a value the user will type keeps its own form, with a point.
+    a value the user will type keeps its own form, with a point. While the sidebar's "Type values"
+    is on (``typing_choice``) it is a number box instead (``typed_number``): same key, bounds and link.
     """
     _remember_default(key, value)
     whole = all(isinstance(v, int) for v in (min_value, max_value, value, step))
@@ -410,6 +414,11 @@ def slider(
         format = "%.2f" if names_a_setting(label) else "percent"
     check_url_value(key, low=min_value, high=max_value, whole=whole)
     _keep_in_range(key, min_value, max_value, value)
+    if typing_values():
+        return typed_number(
+            label, key=key, bounds=(min_value, max_value), value=value, step=step, help=help, format=format
+        )
+    _keep_across_kinds(key, "slider")
     return st.slider(
         label,
         min_value=min_value,
@@ -421,6 +430,82 @@ def slider(
         help=help,
         format=format,
     )
+
+
+def typed_number(
+    label: str,
+    *,
+    key: str,
+    bounds: tuple[int | float, int | float],
+    value: int | float,
+    step: int | float,
+    help: str | None,
+    format: str | None,
+) -> Any:
+    """``slider``'s control while "Type values" is on: a number box with the same key, bounds, step and URL binding.
+
+    The value is the slider's own, so the link, the presets, "reset this page" and kvcore read it
+    unchanged, and a typed value need not lie on the slider's steps (20,000 tokens is 20,000). A
+    share between 0 and 1 is typed as the link holds it, 0.9, not 90: Streamlit's number box
+    takes only a printf format that reads back as a number (no "%" sign), and a box holding 90
+    under the key of a slider holding 0.9 would put two meanings in one link; its help says how
+    to type it. Out of range: the browser's box refuses it and keeps the last value, and a value
+    outside the bounds that reaches the server (a link) is the default (Streamlit's number_input).
+    """
+    low, high = bounds
+    whole = all(isinstance(v, int) for v in (low, high, value, step))
+    number = int if whole else float
+    share = format == "percent"
+    if share:
+        help = "\n\n".join(text for text in (help, t("lesson.typed_share")) if text)
+    _keep_across_kinds(key, "typed", number)
+    return st.number_input(
+        label,
+        min_value=number(low),
+        max_value=number(high),
+        value=number(value),
+        step=number(step),
+        format=typed_format(format, step, whole=whole),
+        key=key,
+        bind="query-params",
+        help=help,
+    )
+
+
+def typed_format(format: str | None, step: float, *, whole: bool) -> str:
+    """The number box's printf format: the slider's own when it reads back as a plain number, else from the step.
+
+    "%d" for whole numbers; "%.2f" for a step of 0.25 or 0.05, "%.1f" for 0.1, "%.0f" for 1.0.
+    A slider's "percent" or "%d %%" cannot be a number box's format (Streamlit refuses one that
+    does not read back as a number).
+    """
+    if whole:
+        return "%d"
+    if format and format != "percent":
+        with contextlib.suppress(TypeError, ValueError):
+            float(format % 2)
+            return format
+    exponent = decimal.Decimal(str(step)).normalize().as_tuple().exponent
+    places = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+    return f"%.{places}f"
+
+
+#: Session key: how each slider key was drawn last (a slider or a number box), to carry its value across.
+_DRAWN_AS = "_slider_drawn_as"
+
+
+def _keep_across_kinds(key: str, kind: str, number: Callable[[Any], Any] | None = None) -> None:
+    """Keep `key`'s value when its control changes kind (slider ↔ number box), as "Type values" flips.
+
+    Streamlit 1.67 gives a widget of another kind a new identity even under the same key: it would
+    start again from its default (or the link's value), not from the value just set. Written back
+    into the session before the new widget is drawn, the value stays (as a preset's does).
+    """
+    drawn: dict[str, str] = st.session_state.setdefault(_DRAWN_AS, {})
+    if drawn.get(key, kind) != kind and key in st.session_state:
+        kept = st.session_state[key]
+        st.session_state[key] = number(kept) if number is not None and kept is not None else kept
+    drawn[key] = kind
 
 
 def names_a_setting(label: str) -> bool:
@@ -519,6 +604,18 @@ def _accepted_url_texts(options: Sequence[T], shown: Mapping[T, str], label_keys
             if option in label_keys:
                 accepted.setdefault(translate(lang, label_keys[option]), option)
     return accepted
+
+
+def picker(label: str, *, key: str, default: str, **choices: Any) -> str:
+    """A selectbox over ids (a model, a GPU) whose link holds the id, ``?key=<id>``: ``ui.course.url_selectbox``.
+
+    For a list too long for ``choice``; `choices` are url_selectbox's (options, format_func, help).
+    Its default is noted here, so "reset this page" puts it back.
+    """
+    from ui.course import url_selectbox  # ui.course imports ui.practice, which imports this module
+
+    _remember_default(key, default)
+    return str(url_selectbox(label, key=key, default=default, **choices))
 
 
 def toggle(label: str, *, key: str, value: bool = False, help: str | None = None) -> bool:
@@ -622,6 +719,21 @@ def latex_size(num_bytes: float) -> str:
     return latex_quantity(size(num_bytes))
 
 
+def gib_slider_note(value_gib: float) -> None:
+    """Under a memory slider that counts GiB (``Overhead (GiB)``): in GB mode, why, and its value in GB.
+
+    Such a slider keeps GiB in both modes, on purpose: its URL value (``?mem_overhead=1.5``) then means
+    the same bytes whichever unit the sidebar shows, so a link reopens the same state in either mode,
+    and a preset or a reset sets one number. (A slider in the chosen unit would need a second key, or
+    a URL value whose meaning changes with ``?units=``.) The label names GiB; this caption gives the
+    figure in GB beside it. Nothing is shown in GiB mode.
+    """
+    if memory_unit() == "GB":
+        st.caption(
+            t("lesson.slider_in_gib", gib=formatting.memory(value_gib * GiB, separators()), shown=mem(value_gib * GiB))
+        )
+
+
 # ---------------------------------------------------------------- presentation mode
 
 
@@ -636,6 +748,26 @@ def presentation_choice() -> bool:
     if on:
         st.html(_PRESENTATION_CSS.replace("__CHART_FIRST__", _CHART_FIRST))
     return on
+
+
+def typing_choice() -> bool:
+    """The sidebar's "Type values" switch, bound to ``?typing=true``: every lesson slider becomes a number box.
+
+    For a phone, where a slider's thumb is hard to stop on one value, and for an exact value
+    (20,000 tokens). App-wide like the language: it stays on from page to page. Select sliders
+    keep their form: their options are few (formats, head counts, releases) and none is typed.
+    """
+    check_url_value(TYPING_KEY, options=["true", "false"])
+    return bool(
+        st.sidebar.toggle(
+            t("sidebar.typing"), value=False, key=TYPING_KEY, bind="query-params", help=t("sidebar.typing_help")
+        )
+    )
+
+
+def typing_values() -> bool:
+    """True while "Type values" is on (``typing_choice``): sliders are drawn as number boxes."""
+    return bool(st.session_state.get(TYPING_KEY, False))
 
 
 def presenting() -> bool:
@@ -671,10 +803,24 @@ _CHART_FIRST = f"""
 """
 
 
-def narrow_screen_css() -> None:
-    """On a phone (≤ 640 px) the main chart comes right after the title, presets and predict box (app.py)."""
+#: Labels that wrap instead of ending in "…": a metric's label and a button's text (a preset's long name in
+#: Portuguese) take a second line rather than hide their end.
+_WRAPPED_LABELS = """
+[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] *,
+[data-testid="stButton"] button, [data-testid="stButton"] button * {
+  white-space: normal !important; overflow: visible !important; text-overflow: clip !important;
+}
+[data-testid="stButton"] button { height: auto; }
+"""
+
+
+def page_css() -> None:
+    """Every page's layout rules (app.py): labels that wrap (``_WRAPPED_LABELS``) and, on a phone (≤ 640 px),
+    the main chart right after the title, presets and predict box."""
     st.html(
-        "<style>@media (max-width: 640px) {"
+        "<style>"
+        + _WRAPPED_LABELS
+        + "@media (max-width: 640px) {"
         + _CHART_FIRST
         + '[data-testid="stHorizontalBlock"]:has(> [data-testid="stColumn"] .stPrintGraphic)'
         + " { flex-direction: column-reverse; }"

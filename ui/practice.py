@@ -45,7 +45,7 @@ import streamlit as st
 
 import kvcore
 import ui
-from charts.formatting import percent
+from charts.formatting import percent, significant
 from course import answers, exercises, mistakes
 from course.exercises import Exercise, Step
 from kvcore.timing import matmul_peak_flop_per_s
@@ -55,7 +55,6 @@ from kvcore.units import (
     format_flop,
     format_flop_per_byte,
     format_flops,
-    format_gib,
     format_quantity,
     format_tokens,
 )
@@ -74,10 +73,16 @@ def exercise_set(set_number: int, *, count: int, topics: Sequence[str] = ()) -> 
 
     The topics in the catalogue's order, whatever order they were picked in (the same topics always give
     the same set); a longer set only adds questions at its end, so the first ones keep their answers.
+    Memory answers are asked in the sidebar's unit family (GiB or GB): the same questions either way.
     """
     chosen = tuple(topic for topic in exercises.TOPICS if topic in topics) or None
     drawn = exercises.generate_exercise_set(
-        set_number, models=ui.models(), gpus=ui.gpus(), count=MAX_COUNT, topics=chosen
+        set_number,
+        models=ui.models(),
+        gpus=ui.gpus(),
+        count=MAX_COUNT,
+        topics=chosen,
+        memory_unit=lesson.memory_unit(),
     )
     return list(drawn[:count])
 
@@ -212,7 +217,9 @@ HINT_KEYS = {
     "max_context": "practice.hint_max_context",
     "score_matrix_bytes": "practice.hint_score_matrix_bytes",
 }
-#: A few units of each dimension, for "use GiB (or a related unit, such as GB, MiB or KiB)".
+#: A few units of each dimension, for "use GiB (or a related unit, such as GB, MiB or KiB)"; a decimal memory
+#: answer names the decimal ones first (``DECIMAL_RELATED``).
+DECIMAL_RELATED = ("GB", "MB", "KB", "GiB")
 RELATED_UNITS = {
     answers.MEMORY: ("GiB", "GB", "MiB", "KiB"),
     answers.TIME: ("ms", "s", "us"),
@@ -261,6 +268,7 @@ STEP_KEYS = {
     "bytes_per_token_sliding": "practice.step_bytes_per_token_sliding",
     "bytes_per_token_mla": "practice.step_bytes_per_token_mla",
     "bytes_per_token_kib": "practice.step_bytes_per_token_kib",
+    "bytes_per_token_kb": "practice.step_bytes_per_token_kb",
     "compute_time": "practice.step_compute_time",
     "decode_intensity": "practice.step_decode_intensity",
     "decode_time": "practice.step_decode_time",
@@ -274,6 +282,7 @@ STEP_KEYS = {
     "kv_sequence": "practice.step_kv_sequence",
     "kv_sequence_all_gpus": "practice.step_kv_sequence_all_gpus",
     "kv_sequence_gib": "practice.step_kv_sequence_gib",
+    "kv_sequence_gb": "practice.step_kv_sequence_gb",
     "matmul_flops": "practice.step_matmul_flops",
     "memory_time": "practice.step_memory_time",
     "mha_bytes_per_token": "practice.step_mha_bytes_per_token",
@@ -296,6 +305,8 @@ STEP_KEYS = {
     "score_matrix": "practice.step_score_matrix",
     "score_matrix_gib": "practice.step_score_matrix_gib",
     "score_matrix_mib": "practice.step_score_matrix_mib",
+    "score_matrix_gb": "practice.step_score_matrix_gb",
+    "score_matrix_mb": "practice.step_score_matrix_mb",
     # Symbols of the phase question that stand for a step's value.
     "ridge": "practice.step_ridge_point",
     "bytes_prefill": "practice.step_prefill_bytes",
@@ -372,12 +383,16 @@ def progress(kind: str = "exercise") -> dict[str, Tally]:
 def exercise(
     topic: str, *, model: kvcore.ModelSpec, gpu: kvcore.GpuSpec | None = None, **params: Any
 ) -> Exercise | None:
-    """kvcore's exercise on these settings, or None when they make no question (a ValueError, no finite answer)."""
+    """kvcore's exercise on these settings, or None when they make no question (a ValueError, no finite answer).
+
+    Memory answers are asked in the sidebar's unit family: KiB and GiB, or KB and GB (``lesson.memory_unit``).
+    """
+    unit = lesson.memory_unit()
     try:
         if topic in LESSON_BUILDERS:
-            built = LESSON_BUILDERS[topic](model, **params)
+            built = LESSON_BUILDERS[topic](model, memory_unit=unit, **params)
         else:
-            built = exercises.exercise_for(topic, model=model, gpu=gpu, **params)
+            built = exercises.exercise_for(topic, model=model, gpu=gpu, memory_unit=unit, **params)
     except ValueError:
         return None
     return built if math.isfinite(built.answer_value) else None
@@ -630,8 +645,8 @@ def question_values(
     gpus = int(inputs.get("gpus", 1))
     batch = int(inputs.get("batch", 1))
     context = ui.num(format_tokens(inputs.get("context_tokens", 0)))
-    overhead_gib = float(inputs.get("overhead_gib", 0.0))
-    overhead = ui.num(f"{overhead_gib:.2f} GiB") if overhead_gib > 0 else ""
+    overhead_gib = float(inputs.get("overhead_gib", 0.0))  # an input in GiB, shown in the page's unit
+    overhead = lesson.mem(overhead_gib * kvcore.GiB) if overhead_gib > 0 else ""
     return {
         "model": model.name if model is not None else str(inputs["model"]),
         "gpu": gpu_name,
@@ -656,7 +671,7 @@ def question_values(
         if overhead
         else t("practice.memory_note_plain"),
         "pool_note": t("practice.pool_note_overhead", overhead=overhead) if overhead else t("practice.pool_note_plain"),
-        "params": t("practice.billion", n=ui.num(f"{float(inputs.get('params', 0)) / 1e9:.3g}")),
+        "params": t("practice.billion", n=significant(float(inputs.get("params", 0)) / 1e9, ui.separators())),
         "bandwidth": ui.num(format_bandwidth(gpu.bandwidth_bytes_per_s)) if gpu is not None else "",
         "unit": unit_name(asked.answer_unit),
     }
@@ -687,9 +702,9 @@ def data_line(asked: Exercise, *, model: kvcore.ModelSpec | None, gpu: kvcore.Gp
         total = float(model.total_params or 0.0)
         active = float(model.active_params or total)
         if total > 0:  # an imported architecture may come without its parameter count
-            shape += " · " + t("practice.data_params", n=ui.num(f"{total / 1e9:.3g}"))
+            shape += " · " + t("practice.data_params", n=significant(total / 1e9, ui.separators()))
         if 0 < active < total:
-            shape += " " + t("practice.data_active", n=ui.num(f"{active / 1e9:.3g}"))
+            shape += " " + t("practice.data_active", n=significant(active / 1e9, ui.separators()))
         parts.append(f"**{model.name}**: {shape}")
     if gpu is not None:
         weights = asked.inputs.get("weights_dtype", "bf16")
@@ -700,7 +715,7 @@ def data_line(asked: Exercise, *, model: kvcore.ModelSpec | None, gpu: kvcore.Gp
             t(
                 "practice.data_gpu",
                 gpu=gpu.name,
-                memory=ui.num(format_gib(gpu.memory_bytes)),
+                memory=lesson.mem(gpu.memory_bytes),
                 bandwidth=ui.num(format_bandwidth(gpu.bandwidth_bytes_per_s)),
                 peak=peak_text,
                 dtype=str(weights).upper(),
@@ -874,7 +889,7 @@ def hint_message(verdict: answers.Verdict, asked: Exercise) -> str:
         )
     if verdict.given_choice is not None:
         return t("practice.hint_wrong_choice", given=choice_name(verdict.given_choice)) + " " + again
-    where = t(HINT_KEYS[asked.topic]) if asked.topic in HINT_KEYS else ""
+    where = t(HINT_KEYS[asked.topic], **_unit_words(asked)) if asked.topic in HINT_KEYS else ""
     if not verdict.ratio:
         return " ".join(part for part in (t("practice.hint_wrong_plain"), where, again) if part)
     if code in ("off_by_factor", "known_mistake"):
@@ -885,11 +900,18 @@ def hint_message(verdict: answers.Verdict, asked: Exercise) -> str:
 
 def related_units(asked: Exercise) -> str:
     """' (or a related unit, such as GB, MiB or KiB)': units of the asked dimension only, never of another."""
-    others = [unit for unit in RELATED_UNITS.get(asked.dimension, ()) if unit != asked.answer_unit][:3]
+    related = DECIMAL_RELATED if asked.answer_unit in DECIMAL_UNITS else RELATED_UNITS.get(asked.dimension, ())
+    others = [unit for unit in related if unit != asked.answer_unit][:3]
     if not others:
         return ""
     shown = [unit_name(unit) if unit != "us" else "µs" for unit in others]
     return t("practice.related_units", units=", ".join(shown[:-1]) + t("practice.or") + shown[-1])
+
+
+def _unit_words(asked: Exercise) -> dict[str, str]:
+    """The asked memory unit and its size, for a hint's 'then bytes to GiB (÷ 2³⁰)': {unit}, {divisor}."""
+    unit = asked.answer_unit
+    return {"unit": unit_name(unit), "divisor": BINARY_UNITS.get(unit) or DECIMAL_UNITS.get(unit) or ""}
 
 
 def _size_of(ratio: float) -> str:

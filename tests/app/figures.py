@@ -52,3 +52,8 @@ def plain(value: Any) -> Any:
     if isinstance(value, list):
         return [plain(item) for item in value]
     return value
+
+
+def one_line(title: str) -> str:
+    """A chart or axis title as one line: ``charts.style`` breaks long ones into lines (``<br>``) to fit a phone."""
+    return title.replace("<br>", " ")

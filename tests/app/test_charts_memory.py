@@ -9,6 +9,7 @@ import kvcore
 from charts.memory_heatmap import HEATMAP_LABELS, heatmap_contexts, heatmap_users, memory_heatmap_figure
 from i18n import LANGUAGES, translate
 from kvcore.memory import total_memory_bytes
+from tests.app.figures import one_line
 
 LABEL_KEYS = {
     "title": "nav.memory",
@@ -87,7 +88,7 @@ def test_the_axes_and_colour_bar_carry_units_in_each_language(models, gpus, lang
     figure = heatmap_for(models, gpus, lang=lang)
     [heatmap] = [trace for trace in figure.data if trace.type == "heatmap"]
     assert "(tokens)" in figure.layout.xaxis.title.text
-    assert figure.layout.yaxis.title.text == translate(lang, "memory.heatmap_users_axis")
+    assert one_line(figure.layout.yaxis.title.text) == translate(lang, "memory.heatmap_users_axis")
     assert "(GiB)" in heatmap.colorbar.title.text
     assert translate(lang, "memory.heatmap_total") in heatmap.hovertemplate
 

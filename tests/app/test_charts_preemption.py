@@ -16,6 +16,7 @@ from charts.preemption import (
     queue_figure,
 )
 from kvcore.scheduler import ServerConfig, Workload, generate_requests, simulate
+from tests.app.figures import one_line
 
 TRACE = generate_requests(
     Workload(num_requests=150, arrival_rate_per_s=40.0, prompt_mean_tokens=300, output_mean_tokens=120, seed=7)
@@ -70,7 +71,7 @@ def test_latency_points_are_each_requests_ttft_and_tpot(tight):
     assert np.allclose(tpot_hit.y, tight.requests.tpot_s[preempted] * 1e3, equal_nan=True)
     assert len(ttft_hit.x) == int(preempted.sum()) == len(tpot_hit.x)
     assert len(tpot_smooth.x) == int((~preempted).sum())
-    assert figure.layout.yaxis.title.text == "TTFT (s)"
+    assert one_line(figure.layout.yaxis.title.text) == "TTFT (s)"
     assert figure.layout.yaxis2.title.text == "TPOT (ms)"
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import kvcore
+from charts.style import chart_title
 from charts.waterfall import WATERFALL_LABELS, waterfall_figure, waterfall_values
 
 LABELS = {"title": "Budget", "subtitle": "one GPU", "y_title": "Memory (GiB)"}
@@ -53,7 +54,7 @@ def test_decimal_gb_divides_by_ten_to_the_nine_and_says_so():
 
 def test_the_titles_and_the_separators_are_the_callers():
     drawn = figure(separators=",.")
-    assert drawn.layout.title.text == "Budget"
+    assert drawn.layout.title.text == chart_title("Budget", "one GPU")
     assert drawn.layout.yaxis.title.text == "Memory (GiB)"
     assert drawn.layout.separators == ",."
     assert drawn.data[0].text[2] == "-15,00 GiB", "the labels read in the page's language"

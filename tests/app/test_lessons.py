@@ -17,7 +17,7 @@ from ui import lesson
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "lessons").glob("*.py"))
 PAGES = [path.relative_to(ROOT).as_posix() for path in LESSONS]
-SIDEBAR_KEYS = {"lang", "model", "gpu", "units", "present"}
+SIDEBAR_KEYS = {"lang", "model", "gpu", "units", "present", "typing"}
 #: The memory calculator's keys predate the prefixes; shared links already use them.
 MEMORY_KEYS = {"context", "concurrency", "kv_heads", "kv_dtype", "weights_dtype", "memory_chart"}
 PREFIXES = {
@@ -30,6 +30,7 @@ PREFIXES = {
     "flash_attention": "fa_",
     "sizing": "sz_",
     "agent_1m": "ag_",
+    "compare": "cmp_",
     "vllm_pool": "vp_",
     "vllm_log": "vl_",
     "engines": "eg_",

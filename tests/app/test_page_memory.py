@@ -9,9 +9,10 @@ import kvcore
 from charts.formatting import memory, size
 from charts.memory_heatmap import heatmap_contexts, heatmap_users
 from course import seeds
+from course.scenarios import MEMORY_70B_GPUS
 from i18n import NUMBER_SEPARATORS, catalogue, localize_number, translate
 from kvcore.capacity import gpus_needed
-from kvcore.memory import break_even_context_tokens, mha_cache_bytes, total_memory_bytes
+from kvcore.memory import break_even_context_tokens, mha_cache_bytes, tensor_parallel_to_fit, total_memory_bytes
 from kvcore.units import format_bytes, format_gb, format_gib, format_tokens
 from tests.app.figures import chart_figures
 from tests.app.helpers import metric as metric_value
@@ -114,18 +115,18 @@ def test_a_bad_new_value_in_the_url_falls_back_with_a_notice(app, models, key, v
 
 PRESETS = [
     # seed 000: an 8B in INT8 on a 12 GB card, two users with 20k-token PDFs.
-    ("llama-3.1-8b", "rtx-3060-12gb", 20480, 2, 8, "fp16", "int8"),
+    ("llama-3.1-8b", "rtx-3060-12gb", 20480, 2, 8, "fp16", "int8", 1),
     # seed 000: 128k on an 8B with GQA (16 GiB) and without (MHA, 64 GiB).
-    ("llama-3.1-8b", "h100-sxm", 131072, 1, 8, "fp16", "bf16"),
-    ("llama-3.1-8b", "h100-sxm", 131072, 1, 32, "fp16", "bf16"),
-    # seed 002: Llama 3 70B at 128k in FP16 on H100s.
-    ("llama-3.1-70b", "h100-sxm", 131072, 1, 8, "fp16", "fp16"),
+    ("llama-3.1-8b", "h100-sxm", 131072, 1, 8, "fp16", "bf16", 1),
+    ("llama-3.1-8b", "h100-sxm", 131072, 1, 32, "fp16", "bf16", 1),
+    # seed 002: Llama 3 70B at 128k in FP16, split over 4 H100s.
+    ("llama-3.1-70b", "h100-sxm", 131072, 1, 8, "fp16", "fp16", 4),
 ]
 
 
 @pytest.mark.parametrize(("index", "preset"), list(enumerate(PRESETS)))
 def test_each_preset_sets_the_models_gpu_and_controls_of_its_seed_scenario(app, models, index, preset):
-    model_id, gpu_id, context, users, kv_heads, kv_dtype, weights_dtype = preset
+    model_id, gpu_id, context, users, kv_heads, kv_dtype, weights_dtype, gpus = preset
     open_page(app, model="gpt2")
     app.button(key=f"mem_presets_{index}").click().run()
     assert not app.exception
@@ -137,9 +138,11 @@ def test_each_preset_sets_the_models_gpu_and_controls_of_its_seed_scenario(app, 
         weights_dtype,
     )
     assert app.slider(key="mem_layers").value == models[model_id].num_hidden_layers
+    assert app.select_slider(key="mem_gpus").value == gpus
     variant = kvcore.with_changes(models[model_id], num_key_value_heads=kv_heads)
-    cache = kvcore.kv_cache_bytes(variant, context_tokens=context, concurrency=users)
-    assert metric_value(app, "memory.metric_cache") == format_gib(float(cache))
+    cache = kvcore.kv_cache_bytes(variant, context_tokens=context, concurrency=users, tp=gpus)
+    label = "memory.metric_cache_split" if gpus > 1 else "memory.metric_cache"
+    assert metric_value(app, label) == format_gib(float(cache))
 
 
 def test_the_pdf_preset_overflows_the_12_gb_card_as_in_seed_000(app, models):
@@ -150,14 +153,93 @@ def test_the_pdf_preset_overflows_the_12_gb_card_as_in_seed_000(app, models):
     assert len(app.warning) == 1 and not app.success
 
 
-def test_the_70b_preset_says_how_many_h100s_hold_it(app, models):
+def test_the_70b_preset_fits_on_the_fewest_h100s_a_split_holds_it_on(app, models, gpus):
+    # 131.4 GiB of FP16 weights + 40 GiB of cache at 128k: 86.7 GiB per GPU on 2 H100s, 43.9 GiB on 4.
     open_page(app)
     app.button(key="mem_presets_3").click().run()
-    model = models["llama-3.1-70b"]
-    total = total_memory_bytes(model, context_tokens=131072, overhead_bytes=kvcore.GiB)
-    gpus = int(gpus_needed(total_bytes=total, memory_bytes=80 * kvcore.GiB))
+    model, h100 = models["llama-3.1-70b"], gpus["h100-sxm"]
+    fewest = tensor_parallel_to_fit(
+        model,
+        sizes=kvcore.tensor_parallel_sizes(model, max_gpus=8),
+        memory_bytes=h100.memory_bytes,
+        context_tokens=131072,
+        overhead_bytes=kvcore.GiB,
+    )
+    assert fewest == MEMORY_70B_GPUS == app.select_slider(key="mem_gpus").value == 4
+    total = total_memory_bytes(model, context_tokens=131072, overhead_bytes=kvcore.GiB, tp=fewest)
+    assert metric_value(app, "memory.metric_total", memory="80 GiB") == format_gib(float(total))
+    assert not app.error and not app.warning and len(app.success) == 1
+
+
+def test_one_h100_too_few_for_the_70b_points_to_the_split_that_holds_it(app):
+    open_page(app)
+    app.button(key="mem_presets_3").click().run()
+    app.select_slider(key="mem_gpus").set_value(1).run()
     [error] = app.error
-    assert f"**{gpus}**" in error.value and gpus == 3
+    assert "**4 GPUs**" in error.value
+
+
+def test_on_two_h100s_the_70b_weights_fit_but_its_cache_does_not(app, models):
+    open_page(app)
+    app.button(key="mem_presets_3").click().run()
+    app.select_slider(key="mem_gpus").set_value(2).run()
+    model = models["llama-3.1-70b"]
+    weights = kvcore.model_weights_bytes(model, tp=2)
+    assert metric_value(app, "memory.metric_weights_split", gpus=2) == format_gib(weights)
+    assert len(app.warning) == 1 and not app.error
+
+
+@pytest.mark.parametrize(
+    ("model", "kv_heads", "tp", "per_gpu_heads"),
+    [("llama-3.1-8b", 8, 4, 2), ("llama-3.1-8b", 1, 4, 1), ("llama-3.1-8b", 2, 8, 1)],
+)
+def test_a_split_keeps_each_gpus_share_of_the_kv_heads_as_kvcore_says(app, models, model, kv_heads, tp, per_gpu_heads):
+    # GQA heads are divided; a single (MQA) head, or fewer heads than GPUs, is copied whole to every GPU.
+    open_page(app, model=model)
+    app.select_slider(key="kv_heads").set_value(kv_heads).run()
+    app.select_slider(key="mem_gpus").set_value(tp).run()
+    assert not app.exception
+    variant = kvcore.with_changes(models[model], num_key_value_heads=kv_heads)
+    assert kvcore.kv_heads_per_gpu(kv_heads, tp) == per_gpu_heads
+    cache = kvcore.kv_cache_bytes(variant, context_tokens=8192, tp=tp)
+    assert metric_value(app, "memory.metric_cache_split") == format_gib(float(cache))
+    total = total_memory_bytes(variant, context_tokens=8192, overhead_bytes=kvcore.GiB, tp=tp)
+    assert metric_value(app, "memory.metric_total", memory="24 GiB") == format_gib(float(total))
+
+
+def test_an_mla_model_split_over_gpus_keeps_its_whole_cache_on_each(app, models):
+    open_page(app, model="deepseek-v2-lite", gpu="h100-sxm")
+    before = metric_value(app, "memory.metric_cache")
+    app.select_slider(key="mem_gpus").set_value(2).run()
+    assert metric_value(app, "memory.metric_cache_split") == before
+    assert any(translate("en", "memory.split_mla") in block.value for block in app.markdown)
+
+
+def test_a_model_with_a_prime_head_count_stays_on_one_gpu(app):
+    # Falcon 7B: 71 query heads and one KV head: no split but 1.
+    open_page(app, model="falcon-7b", gpu="t4")
+    assert app.select_slider(key="mem_gpus").disabled
+    assert not app.exception and not app.error
+
+
+def test_the_gpu_counts_are_the_splits_the_model_accepts(app):
+    open_page(app, model="gpt2")
+    assert app.select_slider(key="mem_gpus").options == ["1", "2", "4"]  # 12 heads: not 8
+
+
+def test_the_charts_follow_the_gpu_count(app, models):
+    open_page(app, model="llama-3.1-8b", gpu="h100-sxm")
+    app.select_slider(key="mem_gpus").set_value(2).run()
+    shown = figures(app)
+    weights = plotly_array(shown["scatter"]["data"][0]["y"])
+    assert weights[0] == pytest.approx(kvcore.model_weights_bytes(models["llama-3.1-8b"], tp=2) / kvcore.GiB)
+    model = models["llama-3.1-8b"]
+    [heatmap] = [trace for trace in shown["heatmap"]["data"] if trace["type"] == "heatmap"]
+    contexts, users = heatmap_contexts(model), heatmap_users(256)
+    expected = total_memory_bytes(
+        model, context_tokens=contexts[None, :], concurrency=users[:, None], overhead_bytes=kvcore.GiB, tp=2
+    )
+    np.testing.assert_allclose(plotly_array(heatmap["z"]), expected / kvcore.GiB, rtol=1e-12)
 
 
 def test_the_seed_table_shows_the_seeds_figure_beside_kvcores(app, models):
@@ -259,7 +341,18 @@ def test_models_too_big_for_the_card_get_one_error_that_counts_gpus(app, models,
         models[model], context_tokens=8192, weights_bytes_per_param=weights_format, overhead_bytes=kvcore.GiB
     )
     [error] = app.error
-    assert f"**{int(gpus_needed(total_bytes=total, memory_bytes=gpus[gpu].memory_bytes))}**" in error.value
+    fewest = tensor_parallel_to_fit(
+        models[model],
+        sizes=kvcore.tensor_parallel_sizes(models[model], max_gpus=8),
+        memory_bytes=gpus[gpu].memory_bytes,
+        context_tokens=8192,
+        weights_bytes_per_param=weights_format,
+        overhead_bytes=kvcore.GiB,
+    )
+    if fewest is not None:  # a split of one server holds it: the error names it
+        assert f"**{fewest} GPUs**" in error.value
+    else:  # none does: the bytes alone, over cards (a floor)
+        assert f"**{int(gpus_needed(total_bytes=total, memory_bytes=gpus[gpu].memory_bytes))}**" in error.value
 
 
 def test_the_heatmap_grid_is_kvcores_total_for_the_page_settings(app, models):

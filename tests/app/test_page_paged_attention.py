@@ -55,12 +55,22 @@ def test_moving_the_mean_length_changes_the_contiguous_waste(app):
     assert metric(app, "paged_attention.metric_waste_contiguous") == shown_percent(reports["contiguous"].waste_fraction)
 
 
-def test_the_waste_memory_uses_the_models_bytes_per_token(app, models):
+def test_the_waste_memory_is_the_pools_empty_part_as_the_chart_draws_it(app, models):
+    """The share is the draw's (all requests, as the formula); the memory only what the requests in the pool waste."""
     open_page(app)
-    reports, _ = expected()
+    _, fits = expected()
     per_token = kvcore.kv_bytes_per_token(models["llama-3.1-8b"])
-    [shown] = [m for m in app.metric if m.label == translate("en", "paged_attention.metric_waste_contiguous")]
-    assert shown.proto.delta == format_gib(reports["contiguous"].wasted_tokens * per_token)
+    lengths = request_lengths_tokens(1000, mean_tokens=499, spread=0.8, max_model_len=2048, seed=0)
+    _, wasted, _ = (plotly_array(trace["y"]) for trace in first_figure(app)["data"])
+    for index, (scheme, key) in enumerate(
+        [("contiguous", "paged_attention.metric_waste_contiguous"), ("paged", "paged_attention.metric_waste_paged")]
+    ):
+        held = allocation_report(lengths[: fits[scheme]], scheme=scheme, max_model_len=2048, block_size=16)
+        [shown] = [m for m in app.metric if m.label == translate("en", key)]
+        assert shown.proto.delta == translate(
+            "en", "paged_attention.waste_in_pool", memory=format_gib(held.wasted_tokens * per_token)
+        )
+        np.testing.assert_allclose(wasted[index], held.wasted_tokens * per_token / 2**30)
 
 
 def test_the_sharegpt_preset_reproduces_the_papers_60_to_80_percent(app):
@@ -148,5 +158,5 @@ def test_the_page_says_why_the_formulas_mean_is_not_the_sliders(app, lang, drawn
 
 def test_a_one_slot_cell_is_singular_in_portuguese(app):
     open_page(app, lang="pt")
-    subtitle = json.loads(app.get("plotly_chart")[1].proto.spec)["layout"]["title"]["subtitle"]["text"]
-    assert "1 posição " in subtitle and "(ões)" not in subtitle
+    heading = json.loads(app.get("plotly_chart")[1].proto.spec)["layout"]["title"]["text"]  # title and subtitle
+    assert "1 posição " in heading and "(ões)" not in heading

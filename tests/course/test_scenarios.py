@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import kvcore
-from course.scenarios import SCENARIOS
+from course.scenarios import MEMORY_70B_GPUS, SCENARIOS
 from i18n import LANGUAGES, catalogue
 
 EVERY = [(stem, scenario) for stem, scenarios in SCENARIOS.items() for scenario in scenarios]
@@ -35,14 +35,14 @@ def test_the_memory_scenarios_set_the_architecture_to_the_models_own():
         assert scenario.values["kv_heads"] in {1, model.num_key_value_heads, model.num_attention_heads}
 
 
-def test_a_scenario_meant_not_to_fit_really_does_not():
-    """The memory calculator's 70B story: its weights alone outgrow the one card it sets."""
+def test_the_70b_story_outgrows_one_card_and_splits_over_the_gpus_it_sets():
+    """The memory calculator's 70B story: its weights alone outgrow one card, so it sets the GPUs that hold it."""
     models, gpus = kvcore.load_models(), kvcore.load_gpus()
-    [story] = [scenario for scenario in SCENARIOS["memory"] if scenario.note_key == "memory.note_70b"]
-    weights = kvcore.model_weights_bytes(
-        models[story.values["model"]], bytes_per_param=kvcore.bytes_per_value(story.values["weights_dtype"])
-    )
+    [story] = [scenario for scenario in SCENARIOS["memory"] if scenario.label_key == "memory.preset_70b"]
+    model = models[story.values["model"]]
+    weights = kvcore.model_weights_bytes(model, bytes_per_param=kvcore.bytes_per_value(story.values["weights_dtype"]))
     assert weights > gpus[story.values["gpu"]].memory_bytes
+    assert story.values["mem_gpus"] == MEMORY_70B_GPUS > 1
 
 
 def test_the_paged_attention_scenarios_all_set_the_pool():

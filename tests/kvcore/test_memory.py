@@ -11,6 +11,7 @@ from kvcore.memory import (
     break_even_context_tokens,
     break_even_users,
     mha_cache_bytes,
+    tensor_parallel_to_fit,
     total_memory_bytes,
 )
 
@@ -138,3 +139,46 @@ def test_seed_002s_70b_needs_6_h100s_with_mha_and_3_with_its_real_gqa_cache():
 
 def test_gpus_needed_rounds_up_and_a_full_card_is_one_gpu():
     np.testing.assert_array_equal(gpus_needed(total_bytes=[0.0, 80.0, 80.5, 160.0], memory_bytes=80.0), [0, 1, 2, 2])
+
+
+# ---------------------------------------------------------------- one GPU of a tensor-parallel split
+
+
+def test_on_four_gpus_each_holds_a_quarter_of_the_70bs_weights_two_kv_heads_and_its_own_overhead():
+    # Llama 3.1 70B, FP16, 128k: weights 141.1e9 B / 4; cache 2 · 80 layers · 2 heads · 128 · 131,072 · 2 B = 10 GiB.
+    model = MODELS["llama-3.1-70b"]
+    total = total_memory_bytes(model, context_tokens=131072, overhead_bytes=kvcore.GiB, tp=4)
+    assert float(total) == kvcore.model_weights_bytes(model) / 4 + 10 * kvcore.GiB + kvcore.GiB
+
+
+@pytest.mark.parametrize("model_id", ["falcon-40b", "deepseek-v2-lite"])
+def test_a_cache_that_cannot_be_split_by_heads_stays_whole_on_every_gpu(model_id):
+    # One KV head (MQA) copied to every GPU, or MLA's one latent per token: the cache per GPU does not shrink.
+    model = MODELS[model_id]
+    if model.attention_type != "MLA":
+        model = kvcore.with_changes(model, num_key_value_heads=1)
+    one, split = (float(kvcore.kv_cache_bytes(model, context_tokens=8192, tp=n)) for n in (1, 8))
+    assert split == one
+    weights_share = kvcore.model_weights_bytes(model) * (1 - 1 / 8)
+    whole, per_gpu = (float(total_memory_bytes(model, context_tokens=8192, tp=n)) for n in (1, 8))
+    assert whole - per_gpu == pytest.approx(weights_share, rel=1e-12)
+
+
+def test_seed_002s_70b_in_fp16_at_128k_fits_four_h100s_and_not_two():
+    # Per GPU on 2: 65.7 GiB + 20 GiB + 1 GiB = 86.7 GiB > 80 GiB; on 4: 32.9 + 10 + 1 = 43.9 GiB.
+    model, h100 = MODELS["llama-3.1-70b"], GPUS["h100-sxm"]
+    sizes = kvcore.tensor_parallel_sizes(model, max_gpus=8)
+    assert sizes == [1, 2, 4, 8]
+    fit = {"memory_bytes": h100.memory_bytes, "context_tokens": 131072, "overhead_bytes": kvcore.GiB}
+    assert tensor_parallel_to_fit(model, sizes=sizes, **fit) == 4
+    assert tensor_parallel_to_fit(model, sizes=[8, 2, 4], **fit) == 4, "the fewest, whatever the order"
+    assert tensor_parallel_to_fit(model, sizes=[1, 2], **fit) is None
+
+
+def test_the_split_that_fits_is_never_fewer_gpus_than_the_bytes_need():
+    # gpus_needed divides bytes over cards; a split also copies every GPU's overhead: never fewer.
+    model, h100 = MODELS["llama-3.1-405b"], GPUS["h100-sxm"]
+    knobs = {"context_tokens": 131072, "overhead_bytes": 2 * kvcore.GiB}
+    floor = int(gpus_needed(total_bytes=total_memory_bytes(model, **knobs), memory_bytes=h100.memory_bytes))
+    fit = tensor_parallel_to_fit(model, sizes=[1, 2, 4, 8, 16], memory_bytes=h100.memory_bytes, **knobs)
+    assert (floor, fit) == (11, 16)
