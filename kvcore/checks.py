@@ -26,6 +26,8 @@ from .errors import KvError
 
 def positive(name: str, value: Any, *, allow_zero: bool = False, where: str = "") -> Any:
     """Return `value` if every element is a finite number > 0 (or ≥ 0); else KvError not_positive / negative."""
+    if isinstance(value, (int, float)) and math.isfinite(value) and (value >= 0 if allow_zero else value > 0):
+        return value  # a plain number that passes: no array (a lesson's rerun makes hundreds of these checks)
     array = _as_float_array(name, value, where)
     bad = ~np.isfinite(array) | ((array < 0) if allow_zero else (array <= 0))
     if np.any(bad):

@@ -224,7 +224,7 @@ lesson.formula(
 )
 
 st.subheader(t("attention_variants.table_title"))
-st.dataframe(
+lesson.table(
     [
         {
             t("attention_variants.col_variant"): names[key],
@@ -238,7 +238,6 @@ st.dataframe(
         }
         for key in shown
     ],
-    hide_index=True,
 )
 if room > 0:
     st.markdown(
@@ -317,7 +316,7 @@ lesson.chart(
 
 st.subheader(t("attention_variants.costs_title"))
 st.markdown(t("attention_variants.costs_intro", context=count(context_tokens, seps), users=users_text, gpu=gpu.name))
-st.dataframe(
+lesson.table(
     [
         {
             t("attention_variants.col_variant"): names[key],
@@ -336,7 +335,6 @@ st.dataframe(
         }
         for key, cost in costs.items()
     ],
-    hide_index=True,
 )
 st.markdown(
     t(
@@ -407,7 +405,7 @@ seed_says = {
     "GQA": t("attention_variants.seed_says_gqa"),
     "MQA": t("attention_variants.seed_says_mqa"),
 }
-st.dataframe(
+lesson.table(
     [
         {
             t("attention_variants.seed_col_technique"): key,
@@ -419,7 +417,6 @@ st.dataframe(
         }
         for key in ("MHA", "GQA", "MQA")
     ],
-    hide_index=True,
 )
 st.markdown(
     t(

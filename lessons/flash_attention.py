@@ -7,7 +7,6 @@ in the texts with their source.
 
 import math
 
-import pandas as pd
 import streamlit as st
 
 import kvcore
@@ -358,7 +357,7 @@ for gpu_id in shown:
             t("flash_attention.col_bandwidth"): ui.num(format_bandwidth(spec.bandwidth_bytes_per_s)),
         }
     )
-st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+lesson.table(rows)
 h100, a100 = catalogue[SEED_GPU], catalogue[PAPER_GPU]
 st.markdown(
     t(

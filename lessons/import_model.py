@@ -11,7 +11,6 @@ Before any config is read, the page shows the sidebar's model.
 import dataclasses
 import html
 
-import pandas as pd
 import streamlit as st
 
 import kvcore
@@ -275,7 +274,7 @@ if wrong:
                 t("import_model.col_ratio"): ui.num(times(wrong_sequence / sequence, decimals=2)) if sequence else "—",
             }
         )
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    lesson.table(rows)
     st.markdown(t("import_model.mistakes_text"))
 else:
     st.markdown(t("import_model.no_mistakes", name=ui.literal(model.name)))

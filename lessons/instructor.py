@@ -13,7 +13,6 @@ catalogue's symbolic ones), takeaway, terms and quiz questions without their ans
 without the sidebar and controls, and downloads as Markdown with the same content.
 """
 
-import pandas as pd
 import streamlit as st
 
 import ui
@@ -114,7 +113,7 @@ if part == "key":
         }
         for number, asked in enumerate(chosen, start=1)
     ]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height="content")
+    lesson.table(rows, height="content")
 
     for number, asked in enumerate(chosen, start=1):
         with st.container(border=True, key=f"in_answer_{number}"):

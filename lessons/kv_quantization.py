@@ -10,7 +10,6 @@ The error demonstration quantizes synthetic tensors (kvcore.quantization).
 import math
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 import kvcore
@@ -255,7 +254,7 @@ rows = [
     }
     for fmt in KV_FORMATS
 ]
-st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+lesson.table(rows)
 st.caption(
     t(
         "kv_quantization.table_caption",
@@ -393,7 +392,7 @@ for context, says in zip(seeds.SEED_000_CONTEXT_TOKENS, seeds.SEED_000_FP8_ROW.c
         }
     )
 st.markdown(t("kv_quantization.seed000_text", model=row_model.name))
-st.dataframe(pd.DataFrame(seed_rows), hide_index=True, width="stretch")
+lesson.table(seed_rows)
 
 big = catalogue[seeds.SEED_MODEL_ID]
 h100 = ui.gpus()[seeds.SEED_GPU_ID]

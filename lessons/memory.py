@@ -9,7 +9,6 @@ of the same cycle (kvcore.model.layer_kinds). MLA caches one latent per token, s
 the head dim and KV heads are disabled there.
 """
 
-import pandas as pd
 import streamlit as st
 
 import kvcore
@@ -544,7 +543,7 @@ for row in seeds.SEED_002_CACHE_TABLE:
             ),
         }
     )
-st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+lesson.table(rows)
 llama_8b, llama_70b = catalogue["llama-3.1-8b"], catalogue["llama-3.1-70b"]
 seed_8b_4k = float(mha_cache_bytes(llama_8b, context_tokens=4096))
 st.markdown(
@@ -639,7 +638,7 @@ for row in seeds.SEED_000_TABLE:
                 **dict(zip(columns, values, strict=True)),
             }
         )
-st.dataframe(pd.DataFrame(table000_rows), hide_index=True, width="stretch")
+lesson.table(table000_rows)
 mha_row, gqa_row, fp8_row = table000_per_token
 st.markdown(
     t(

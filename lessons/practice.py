@@ -8,7 +8,6 @@ same as every lesson's "predict, then reveal" box; the chart places each answer 
 the right one, and the table counts this session's answers per lesson.
 """
 
-import pandas as pd
 import streamlit as st
 
 import ui
@@ -217,4 +216,4 @@ rows = [
     for stem in stems
 ]
 # Every row on show: a scrolling table hid the sets' row below its fold.
-st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height="content")
+lesson.table(rows, height="content")

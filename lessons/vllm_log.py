@@ -667,7 +667,7 @@ if log.recognised:
         for line in log.recognised
         for name in line.fields
     ]
-    st.dataframe(rows, hide_index=True)
+    lesson.table(rows)
 else:
     st.caption(t("vllm_log.recognised_none"))
 with st.expander(t("vllm_log.ignored_title", n=len(log.ignored)), expanded=False):

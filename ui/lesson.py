@@ -29,6 +29,8 @@ from types import CodeType
 from typing import Any, NoReturn, TypeVar
 from urllib import parse
 
+import pandas as pd
+import pyarrow as pa
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.state import get_session_state
@@ -405,13 +407,17 @@ def slider(
     slider between 0 and 1 (a utilization, an MBU, a price share) shows its value as a percentage
     ("90%", the same in both languages; the URL keeps 0.9), unless `format` says otherwise or the
     label names a flag or config key ("--gpu-memory-utilization", "gpu_memory_utilization (u)"):
-    a value the user will type keeps its own form, with a point. While the sidebar's "Type values"
-    is on (``typing_choice``) it is a number box instead (``typed_number``): same key, bounds and link.
+    a value the user will type keeps its own form, with a point. Any other slider without a
+    `format` shows its numbers in the browser's own format (Streamlit's "localized": "8.192" and
+    "1,5" in a Portuguese browser, "8,192" and "1.5" in an English one), which is the page's language
+    unless the student chose the other one (``ui.default_language`` follows the browser too). While the
+    sidebar's "Type values" is on (``typing_choice``) it is a number box instead (``typed_number``): same
+    key, bounds and link.
     """
     _remember_default(key, value)
     whole = all(isinstance(v, int) for v in (min_value, max_value, value, step))
-    if format is None and not whole and min_value >= 0 and max_value <= 1:
-        format = "%.2f" if names_a_setting(label) else "percent"
+    if format is None:
+        format = number_format(label, whole=whole, share=min_value >= 0 and max_value <= 1)
     check_url_value(key, low=min_value, high=max_value, whole=whole)
     _keep_in_range(key, min_value, max_value, value)
     if typing_values():
@@ -430,6 +436,33 @@ def slider(
         help=help,
         format=format,
     )
+
+
+def number_format(label: str, *, whole: bool, share: bool) -> str | None:
+    """How a slider shows its numbers when its lesson names no format (``slider``).
+
+    A flag's or config key's value as the user will type it (Streamlit's default, or "%.2f" for
+    a share); a share of 0–1 as a percentage; anything else as the browser writes numbers ("localized").
+    """
+    if names_a_setting(label):
+        return None if whole else "%.2f"
+    return "percent" if share and not whole else "localized"
+
+
+def table(rows: Sequence[Mapping[str, Any]], **options: Any) -> None:
+    """``st.dataframe`` of `rows` (one dict a row, its keys the columns, in order of appearance), without an index.
+
+    Built as an Arrow table, which Streamlit sends as it is: through a pandas DataFrame (Streamlit's path
+    for a list or a DataFrame) a table cost 1–2 ms of a rerun's CPU. A column Arrow cannot hold in one
+    type (numbers beside texts) goes through pandas, as before. `options` are ``st.dataframe``'s.
+    """
+    columns = list(dict.fromkeys(column for row in rows for column in row))
+    data: Any
+    try:
+        data = pa.table({column: [row.get(column) for row in rows] for column in columns})
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        data = pd.DataFrame(rows)
+    st.dataframe(data, **{"hide_index": True, "width": "stretch", **options})
 
 
 def typed_number(

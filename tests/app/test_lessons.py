@@ -189,6 +189,33 @@ def test_a_bad_units_value_in_the_url_falls_back_to_gib_with_a_notice(app):
     assert any("`units`" in info.value for info in app.info)
 
 
+#: A printf format whose numbers have no decimal mark and, below 1,000, no thousands separator: the same in both.
+WHOLE_PRINTF = re.compile(r"%(?:\.0f|d)(?: %%)?")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_slider_writes_its_numbers_as_the_browser_does_unless_it_is_a_flag_or_a_share(app, page):
+    """A pt slider showed "8192" and "1.50" beside prose saying "8.192" and "1,5" (issue 15).
+
+    Every slider that is neither a flag nor a share of 0–1 shows its numbers in the browser's own format
+    (Streamlit's "localized", read from ``navigator.languages``), or in a format with neither a decimal mark nor,
+    below 1,000, a thousands separator.
+    """
+    open_page(app, page, lang="pt")
+    for slider in app.slider:
+        proto = slider.proto
+        first = proto.label.split(" ")[0]
+        if first.startswith("--") or re.fullmatch(r"[a-z]+(?:_[a-z0-9]+)+", first):
+            continue
+        share = proto.data_type == proto.DataType.FLOAT and proto.min >= 0 and proto.max <= 1
+        whole_below_1000 = WHOLE_PRINTF.fullmatch(proto.format) is not None and proto.max < 1000
+        assert proto.format == ("percent" if share else "localized") or whole_below_1000, (
+            page,
+            proto.label,
+            proto.format,
+        )
+
+
 def fraction_sliders_checked(app, page: str) -> list[bool]:
     """Open `page` in pt and check every slider over a share of 0–1; returns, per such slider, whether it is a flag.
 
