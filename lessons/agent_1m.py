@@ -4,7 +4,6 @@ Widgets → kvcore → figures → text. Every number shown comes from a kvcore 
 """
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 import kvcore
@@ -47,7 +46,7 @@ OPTION_NAMES = {"evict": "agent_1m.option_evict", "fp8": "agent_1m.option_fp8", 
 OPTION_COSTS = {"fp8": "agent_1m.option_fp8_cost", "int4": "agent_1m.option_int4_cost"}
 
 
-@st.cache_data(show_spinner=False, max_entries=4)
+@lesson.cache_data(show_spinner=False, max_entries=4)
 def seed_errata(model_id: str, gpu_id: str) -> tuple[agent.Ledger, float, float, float, float]:
     """The errata's figures, which depend on the seed's scenario alone, computed once per process.
 
@@ -81,7 +80,7 @@ def seed_errata(model_id: str, gpu_id: str) -> tuple[agent.Ledger, float, float,
     return exact, binary_million, seed_time, intensity, decimal_fit
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@lesson.cache_data(show_spinner=False, max_entries=32)
 def attention_sample(concentration: float) -> tuple[np.ndarray, np.ndarray]:
     """The demo's synthetic attention sample and its share of mass on the top 1 % of blocks, per concentration."""
     attention = agent.synthetic_attention(blocks=SAMPLE_BLOCKS, layers=SAMPLE_LAYERS, concentration=concentration)
@@ -303,8 +302,7 @@ rows = [
     (t("agent_1m.row_fp8_fit"), t("agent_1m.fp8_fit_seed"),
      t("agent_1m.quantized_fit", bf16=quantized["bf16"].gpus_to_fit, fp8=fp8.gpus_to_fit, int4=int4.gpus_to_fit)),
 ]  # fmt: skip
-table = pd.DataFrame(rows, columns=[t("agent_1m.col_what"), t("agent_1m.col_seed"), t("agent_1m.col_exact")])
-st.table(table.set_index(t("agent_1m.col_what")))
+lesson.row_table(rows, columns=[t("agent_1m.col_what"), t("agent_1m.col_seed"), t("agent_1m.col_exact")])
 if not (seen_by_seed and context_tokens == seeds.SEED_CONTEXT_TOKENS and kv_dtype == "bf16"):
     st.caption(
         t(
@@ -476,20 +474,17 @@ with mass_results:
     lesson.chart(mass_figure, key="ag_mass_chart")
 
 st.markdown(t(VERDICTS[verdict], share=ui.num(percent(top_share.mean(), decimals=0, spaced=True))))
-options = pd.DataFrame(
-    [
-        (
-            t(OPTION_NAMES[option.name], keep=keep_percent),
-            lesson.mem(option.cache_bytes),
-            lesson.mem(option.saved_bytes),
-            t("agent_1m.option_evict_cost", lost=ui.num(percent(option.mass_lost, decimals=1, spaced=True)))
-            if option.name == "evict"
-            else t(OPTION_COSTS[option.name]),
-        )
-        for option in (evict, *quantize)
-    ],
-    columns=[t("agent_1m.col_option"), t("agent_1m.col_cache"), t("agent_1m.col_saved"), t("agent_1m.col_cost")],
-)
+option_rows = [
+    (
+        t(OPTION_NAMES[option.name], keep=keep_percent),
+        lesson.mem(option.cache_bytes),
+        lesson.mem(option.saved_bytes),
+        t("agent_1m.option_evict_cost", lost=ui.num(percent(option.mass_lost, decimals=1, spaced=True)))
+        if option.name == "evict"
+        else t(OPTION_COSTS[option.name]),
+    )
+    for option in (evict, *quantize)
+]
 st.markdown(
     t(
         "agent_1m.options_intro",
@@ -497,7 +492,10 @@ st.markdown(
         tokens=ui.num(format_tokens(context_tokens)),
     )
 )
-st.table(options.set_index(t("agent_1m.col_option")))
+lesson.row_table(
+    option_rows,
+    columns=[t("agent_1m.col_option"), t("agent_1m.col_cache"), t("agent_1m.col_saved"), t("agent_1m.col_cost")],
+)
 st.markdown(t("agent_1m.rare_details"))
 with st.expander(t("agent_1m.measure_title")):
     st.markdown(t("agent_1m.measure_text"))
@@ -556,20 +554,21 @@ SPARSE_SETTINGS = {
     "moba": {"block": kvcore.MOBA_BLOCK_TOKENS, "top_k": kvcore.MOBA_TOP_K},
     "seer": {"budget": kvcore.SEER_TOKEN_BUDGET},
 }
-sparse_table = pd.DataFrame(
-    [
-        (
-            t(SPARSE_TEXTS[name][0]),
-            t(
-                SPARSE_TEXTS[name][1],
-                **{word: ui.num(format_tokens(value)) for word, value in SPARSE_SETTINGS.get(name, {}).items()},
-            ),
-            lesson.mem(method.stored_bytes),
-            lesson.mem(method.read_bytes),
-            ui.num(format_seconds(sparse_read_s[name])),
-        )
-        for name, method in sparse.items()
-    ],
+sparse_rows = [
+    (
+        t(SPARSE_TEXTS[name][0]),
+        t(
+            SPARSE_TEXTS[name][1],
+            **{word: ui.num(format_tokens(value)) for word, value in SPARSE_SETTINGS.get(name, {}).items()},
+        ),
+        lesson.mem(method.stored_bytes),
+        lesson.mem(method.read_bytes),
+        ui.num(format_seconds(sparse_read_s[name])),
+    )
+    for name, method in sparse.items()
+]
+lesson.row_table(
+    sparse_rows,
     columns=[
         t("agent_1m.sparse_col_method"),
         t("agent_1m.sparse_col_does"),
@@ -578,7 +577,6 @@ sparse_table = pd.DataFrame(
         t("agent_1m.sparse_col_time", gpu=gpu.name),
     ],
 )
-st.table(sparse_table.set_index(t("agent_1m.sparse_col_method")))
 st.markdown(
     t(
         "agent_1m.sparse_memory",

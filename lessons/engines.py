@@ -58,7 +58,7 @@ POOL_FORMULAS = {
 }
 
 
-@st.cache_data(show_spinner=False, max_entries=512, hash_funcs=spec_hash_funcs())
+@lesson.cache_data(show_spinner=False, max_entries=512, hash_funcs=spec_hash_funcs())
 def compared(
     model: kvcore.ModelSpec,
     gpu: kvcore.GpuSpec,

@@ -55,7 +55,7 @@ WEIGHTS_DTYPES = ("bf16", "fp8", "int8", "int4")
 NAMES = {"bf16": "BF16 / FP16", "fp8": "FP8", "int8": "INT8", "int4": "INT4"}
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
+@lesson.cache_data(show_spinner=False, max_entries=128)
 def error_demo(
     outlier_scale: float, group_size: int, axis: str
 ) -> tuple[np.ndarray, np.ndarray, dict[str, float], dict[str, float], float]:

@@ -49,7 +49,7 @@ VLLM_VERSION = kvcore.NEWEST_RELEASE
 DEFAULTS_KEY = "_pr_batch_defaults"
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@lesson.cache_data(show_spinner=False, max_entries=64)
 def run(
     model_id: str,
     gpu_id: str,

@@ -131,7 +131,7 @@ GPU_MEMORY_TOLERANCE = 0.03
 BYTE_FIELDS = frozenset(item.name for item in dataclasses.fields(VllmLog) if item.name.endswith("_bytes"))
 
 
-@st.cache_data(show_spinner=False)
+@lesson.cache_data(show_spinner=False)
 def load_excerpts() -> dict[str, tuple[str, str, str]]:
     """Each excerpt by name: (its source URL, the log without its header, the GPU id the header names, or "").
 
@@ -153,7 +153,7 @@ def load_excerpts() -> dict[str, tuple[str, str, str]]:
     return excerpts
 
 
-@st.cache_data(show_spinner=False, max_entries=256, hash_funcs=spec_hash_funcs())
+@lesson.cache_data(show_spinner=False, max_entries=256, hash_funcs=spec_hash_funcs())
 def cached_advice(log: VllmLog, model: Any, gpu: Any, **settings: Any) -> StartupAdvice:
     """kvcore.vllm_log.startup_advice once per log, model, GPU and settings (it runs a few dozen start-ups)."""
     return startup_advice(log, model, gpu, **settings)

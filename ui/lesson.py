@@ -465,6 +465,40 @@ def table(rows: Sequence[Mapping[str, Any]], **options: Any) -> None:
     st.dataframe(data, **{"hide_index": True, "width": "stretch", **options})
 
 
+def row_table(rows: Sequence[Sequence[Any]], columns: Sequence[str]) -> None:
+    """``st.table`` of `rows`, each row's first cell its heading (the table's index, named ``columns[0]``).
+
+    The index is built with the frame, not by ``set_index``: pandas then copies no column (a third
+    of /agent_1m's table cost).
+    """
+    index = pd.Index([row[0] for row in rows], name=columns[0])
+    st.table(pd.DataFrame([list(row[1:]) for row in rows], columns=list(columns[1:]), index=index))
+
+
+#: Each lesson function decorated by ``cache_data``, by its file, name, code and options: decorated once.
+_DECORATED: dict[tuple[Any, ...], Any] = {}
+
+
+def cache_data(**options: Any) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """``st.cache_data(**options)`` for a function a lesson file defines, applied once per process, not per rerun.
+
+    A lesson's file runs anew at every rerun (``rerun_alone``), and Streamlit reads a function's source
+    each time it decorates it, to key its cache (``inspect.getsource``: about 1 ms a function a rerun).
+    The first decoration of each function (its file, name, compiled code and `options`) is kept and
+    returned again, so the function must read only its arguments, imports and the file's constants.
+    """
+
+    def decorate(func: Callable[..., T]) -> Callable[..., T]:
+        code = func.__code__
+        key = (code.co_filename, code.co_qualname, code.co_code, code.co_consts, repr(sorted(options.items())))
+        if key not in _DECORATED:
+            _DECORATED[key] = st.cache_data(**options)(func)
+        decorated: Callable[..., T] = _DECORATED[key]
+        return decorated
+
+    return decorate
+
+
 def typed_number(
     label: str,
     *,

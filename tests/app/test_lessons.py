@@ -265,3 +265,43 @@ def test_reset_puts_a_choice_back_and_takes_it_out_of_the_link(app):
     assert not app.exception
     assert app.button_group(key="pr_mode").value == "recompute"
     assert "pr_mode" not in app.query_params
+
+
+def test_a_lessons_cached_function_is_decorated_once_per_process(app):
+    """A lesson file runs at every rerun; its ``lesson.cache_data`` functions keep their first decoration."""
+    open_page(app, "lessons/agent_1m.py")
+    decorated = dict(lesson._DECORATED)
+    app.slider(key="ag_context").set_value(app.slider(key="ag_context").value // 2).run()
+    assert not app.exception
+    mine = [key for key in decorated if key[0].endswith("agent_1m.py")]
+    assert mine and all(lesson._DECORATED[key] is decorated[key] for key in mine)
+    assert {key[0] for key in lesson._DECORATED if key[0].endswith("agent_1m.py")} == {mine[0][0]}
+    assert len([key for key in lesson._DECORATED if key[0].endswith("agent_1m.py")]) == len(mine)
+
+
+def _tables_script() -> None:
+    from ui import lesson
+
+    lesson.table([{"a": "x", "b": 1}, {"a": "y", "c": 2.5}])  # a key the first row lacks
+    lesson.table([{"n": 1}, {"n": "many"}])  # numbers beside texts: Arrow cannot type the column
+    lesson.row_table([("row 1", "1 GiB"), ("row 2", "2 GiB")], columns=["what", "size"])
+
+
+def test_tables_keep_every_column_in_order_fall_back_to_pandas_and_head_rows_with_their_first_cell():
+    """``lesson.table`` builds an Arrow table from the union of the rows' keys, in order of appearance; a column
+    of numbers and texts still shows (through pandas); ``lesson.row_table`` makes each row's first cell its heading."""
+    shown = AppTest.from_function(_tables_script, default_timeout=30).run()
+    assert not shown.exception
+    union, mixed = (element.value for element in shown.dataframe)
+    assert list(union.columns) == ["a", "b", "c"] and union["c"].isna()[0] and union["c"][1] == 2.5
+    assert list(mixed["n"].astype(str)) == ["1", "many"]
+    table = shown.table[0].value
+    assert (
+        table.index.name == "what"
+        and list(table.index) == ["row 1", "row 2"]
+        and list(table["size"])
+        == [
+            "1 GiB",
+            "2 GiB",
+        ]
+    )
