@@ -137,15 +137,20 @@ trap 'stop_served "$run_dir"' EXIT
 STREAMLIT_SERVER_COOKIE_SECRET="$("$python" -c 'import secrets; print(secrets.token_hex(32))')"
 export STREAMLIT_SERVER_COOKIE_SECRET
 
-config="$run_dir/haproxy.cfg"
-cp deploy/haproxy.cfg "$config"
+sticky="" plain=""
 for ((i = 1; i <= procs; i++)); do
     app_port=$((backend_port + i - 1))
     "$python" scripts/serve_app.py --server.headless true --server.address 127.0.0.1 \
         --server.port "$app_port" "$@" >"$run_dir/app$i.log" 2>&1 &
     echo $! >"$run_dir/app$i.pid"
-    echo "    server app$i 127.0.0.1:$app_port check cookie app$i" >>"$config"
+    sticky+="    server app$i 127.0.0.1:$app_port check cookie app$i\n"
+    plain+="    server app$i 127.0.0.1:$app_port check\n"
 done
+# Every process, at each `#@ servers` line of the config: sticky by cookie for sessions, plain for static files.
+config="$run_dir/haproxy.cfg"
+awk -v sticky="$sticky" -v plain="$plain" \
+    '/#@ servers sticky/ { printf "%s", sticky; next } /#@ servers plain/ { printf "%s", plain; next } { print }' \
+    deploy/haproxy.cfg >"$config"
 
 # HAProxy starts once every process answers its health check (each imports the whole app first), so the
 # port students open answers only when the app is warm.
