@@ -8,7 +8,7 @@
 const ROOT_CLASS = "kvlab-live-chart";
 
 /** Plotly.js, loaded once per page from the server's copy of the plotly package. */
-function loadPlotly(url) {
+function loadPlotly(url, tries = 3) {
   if (window.Plotly) return Promise.resolve(window.Plotly);
   window.__kvlabPlotly ??= new Promise((resolve, reject) => {
     const script = document.createElement("script");
@@ -16,8 +16,11 @@ function loadPlotly(url) {
     script.async = true;
     script.onload = () => resolve(window.Plotly);
     script.onerror = () => {
+      script.remove();
       window.__kvlabPlotly = undefined;
-      reject(new Error(`Plotly did not load from ${url}`));
+      // A busy server or a dropped connection: try again after a moment before giving up.
+      if (tries > 1) setTimeout(() => loadPlotly(url, tries - 1).then(resolve, reject), 1000);
+      else reject(new Error(`Plotly did not load from ${url}`));
     };
     document.head.appendChild(script);
   });

@@ -59,7 +59,9 @@ def open_with_held_socket(page: Page, url: str) -> HeldSocket:
     page.route_web_socket(re.compile(r".*/_stcore/stream"), socket.route)
     page.goto(url)
     page.wait_for_selector(IDLE, timeout=LOAD_TIMEOUT_MS)
-    page.wait_for_selector(f"{LIVE_CHART}[data-ready=true]", timeout=LOAD_TIMEOUT_MS)
+    # Drawn, or given up (the chart then says why in data-error): fail at once with the reason, not at the timeout.
+    chart = page.wait_for_selector(f"{LIVE_CHART}[data-ready=true], {LIVE_CHART}[data-error]", timeout=LOAD_TIMEOUT_MS)
+    assert chart is not None and chart.get_attribute("data-error") is None, chart and chart.get_attribute("data-error")
     return socket
 
 
