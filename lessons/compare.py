@@ -26,7 +26,6 @@ lesson.rerun_alone(__file__)
 KV_DTYPES = ("bf16", "fp16", "fp8", "int8")
 #: Weight formats offered; the model's own (models.csv's weights_dtype) is added and is the default.
 WEIGHTS_DTYPES = ("bf16", "fp8", "int8", "int4")
-GPU_COUNTS = (1, 2, 4, 8)
 MAX_USERS = 256
 #: The server's view every figure here takes (the one /sizing starts from).
 ASSUMPTIONS = kvcore.DEFAULT_ASSUMPTIONS
@@ -84,8 +83,9 @@ def setup_controls(side: str, keys: dict[str, str], *, model_id: str, gpu_id: st
     chosen_gpu = lesson.picker(
         t("compare.gpu"), key=keys["gpu"], options=by_name(cards), default=gpu_id, format_func=gpu_name
     )
-    counts = [n for n in kvcore.tensor_parallel_sizes(model, max_gpus=max(GPU_COUNTS)) if n in GPU_COUNTS]
-    gpus = lesson.choice(t("compare.gpus"), key=keys["gpus"], options=counts, default=1, help=t("compare.gpus_help"))
+    gpus = lesson.choice(
+        t("compare.gpus"), key=keys["gpus"], options=lesson.tp_sizes(model), default=1, help=t("compare.gpus_help")
+    )
     own = model.weights_dtype
     weights_dtype = lesson.choice(
         t("compare.weights_dtype"),
@@ -181,6 +181,18 @@ def values(shown: Figures) -> dict[str, float]:
         "context": shown.longest_tokens,
         "users": float(shown.users_that_fit),
         "tpot": shown.tpot_s,
+    }
+
+
+def texts(shown: Figures) -> dict[str, str]:
+    """The compared quantities of one setup as the page writes them, by name (``RANKED``)."""
+    return {
+        "weights": lesson.mem(shown.usage.weights_bytes),
+        "kv": lesson.mem(shown.usage.kv_cache_bytes),
+        "total": lesson.mem(shown.usage.total_bytes),
+        "context": context_text(shown),
+        "users": str(shown.users_that_fit),
+        "tpot": ui.num(format_seconds(shown.tpot_s)),
     }
 
 
@@ -369,16 +381,17 @@ st.caption(
 
 # ---------------------------------------------------------------- the table: A, B, and B against A
 
+a_texts, b_texts = texts(a), texts(b)
 rows = [
-    (t("compare.row_weights"), lesson.mem(a.usage.weights_bytes), lesson.mem(b.usage.weights_bytes), "weights"),
-    (t("compare.row_kv"), lesson.mem(a.usage.kv_cache_bytes), lesson.mem(b.usage.kv_cache_bytes), "kv"),
+    (t("compare.row_weights"), a_texts["weights"], b_texts["weights"], "weights"),
+    (t("compare.row_kv"), a_texts["kv"], b_texts["kv"], "kv"),
     (t("compare.row_overhead"), lesson.mem(a.usage.overhead_bytes), lesson.mem(b.usage.overhead_bytes), None),
-    (t("compare.row_total"), lesson.mem(a.usage.total_bytes), lesson.mem(b.usage.total_bytes), "total"),
+    (t("compare.row_total"), a_texts["total"], b_texts["total"], "total"),
     (t("compare.row_usable"), lesson.mem(a.usable_bytes), lesson.mem(b.usable_bytes), None),
     (t("compare.row_fits"), *(t("compare.yes" if shown.fits else "compare.no") for shown in (a, b)), None),
-    (t("compare.row_context"), context_text(a), context_text(b), "context"),
-    (t("compare.row_users"), str(a.users_that_fit), str(b.users_that_fit), "users"),
-    (t("compare.row_tpot"), ui.num(format_seconds(a.tpot_s)), ui.num(format_seconds(b.tpot_s)), "tpot"),
+    (t("compare.row_context"), a_texts["context"], b_texts["context"], "context"),
+    (t("compare.row_users"), a_texts["users"], b_texts["users"], "users"),
+    (t("compare.row_tpot"), a_texts["tpot"], b_texts["tpot"], "tpot"),
 ]
 a_values, b_values = values(a), values(b)
 table = [
@@ -421,15 +434,7 @@ changed = [t(key, a=in_a, b=in_b) for key, in_a, in_b in settings if in_a != in_
 if distances[largest] == 0:
     st.markdown(t("compare.no_difference" if not changed else "compare.same_figures"))
 else:
-    shown_values = {
-        "weights": (lesson.mem(a.usage.weights_bytes), lesson.mem(b.usage.weights_bytes)),
-        "kv": (lesson.mem(a.usage.kv_cache_bytes), lesson.mem(b.usage.kv_cache_bytes)),
-        "total": (lesson.mem(a.usage.total_bytes), lesson.mem(b.usage.total_bytes)),
-        "context": (context_text(a), context_text(b)),
-        "users": (str(a.users_that_fit), str(b.users_that_fit)),
-        "tpot": (ui.num(format_seconds(a.tpot_s)), ui.num(format_seconds(b.tpot_s))),
-    }
-    in_a, in_b = shown_values[largest]
+    in_a, in_b = a_texts[largest], b_texts[largest]
     st.markdown(
         t(
             "compare.largest",

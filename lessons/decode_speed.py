@@ -11,7 +11,7 @@ import ui.practice
 from charts.decode_speed import bytes_per_step_figure, bytes_per_step_patches, experts_read_figure, tokens_per_s_figure
 from charts.formatting import percent
 from course import worked
-from kvcore import crossover_context_tokens, kv_share_of_step, tensor_parallel_sizes
+from kvcore import crossover_context_tokens, kv_share_of_step
 from kvcore.units import format_bandwidth, format_seconds, format_tokens, format_tokens_per_s
 from ui import formula, glossary, lesson, live_chart, t
 
@@ -19,7 +19,6 @@ lesson.rerun_alone(__file__)
 
 KV_DTYPES = ("bf16", "fp8", "int8", "int4")
 WEIGHTS_DTYPES = ("bf16", "fp8", "int8", "int4")
-TP_SIZES = (1, 2, 4, 8)
 #: Batch sizes the rate chart always draws (the chosen one is added).
 CHART_BATCHES = (1, 8, 64)
 #: How the page names its efficiencies (MFU, MBU): the datasheet bound it starts from, or the typical values.
@@ -41,7 +40,7 @@ lesson.scenario_buttons("decode_speed", key="ds_presets")
 
 low, high, step, default_context = ui.context_range(model)
 weights_options = tuple(dict.fromkeys((model.weights_dtype, *WEIGHTS_DTYPES)))
-tp_options = [size for size in tensor_parallel_sizes(model, max_gpus=max(TP_SIZES)) if size in TP_SIZES]
+tp_options = lesson.tp_sizes(model)
 
 controls, results = st.columns([1, 2], gap="large")
 with controls:

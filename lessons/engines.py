@@ -19,7 +19,6 @@ from ui.formula import latex_number
 
 lesson.rerun_alone(__file__)
 
-GPU_COUNTS = (1, 2, 4, 8)
 TOKENS_PER_BLOCK = (8, 16, 32, 64, 128)
 PAGE_SIZES = (1, 16, 32, 64)
 LLAMACPP_TYPES = ("f16", "q8_0", "q4_0")
@@ -94,7 +93,7 @@ with controls:
         help=t("engines.context_help"),
     )
     gpus = lesson.select_slider(
-        t("engines.gpus"), key="eg_gpus", options=GPU_COUNTS, value=1, help=t("engines.gpus_help")
+        t("engines.gpus"), key="eg_gpus", options=lesson.TP_SIZES, value=1, help=t("engines.gpus_help")
     )
     cache_bits = lesson.choice(
         t("engines.cache"),

@@ -36,8 +36,6 @@ lesson.rerun_alone(__file__)
 KV_DTYPES = ("fp16", "bf16", "fp8", "int8", "int4")
 WEIGHTS_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8", "mxfp4", "int4")
 MAX_USERS = 256
-#: GPU counts a model can be split over by tensor parallelism on one server (the other pages' TP sizes too).
-GPU_COUNTS = (1, 2, 4, 8)
 #: Head dims real models use; the chosen model's own is added to the list.
 HEAD_DIMS = (32, 64, 80, 96, 128, 160, 192, 256)
 #: Not a widget: the model the head-dim and layers values belong to (reset when it changes).
@@ -106,7 +104,7 @@ with controls:
         st.caption(t("memory.kv_heads_mla"))
     # The splits the model accepts with the KV heads chosen above (kvcore.tensor_parallel_sizes).
     split_model = model if is_mla else kvcore.with_changes(model, num_key_value_heads=kv_heads)
-    gpu_counts = [n for n in kvcore.tensor_parallel_sizes(split_model, max_gpus=max(GPU_COUNTS)) if n in GPU_COUNTS]
+    gpu_counts = lesson.tp_sizes(split_model)
     tp = lesson.select_slider(
         t("memory.gpus"),
         key="mem_gpus",

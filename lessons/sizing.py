@@ -26,7 +26,6 @@ lesson.rerun_alone(__file__)
 KV_DTYPES = ("bf16", "fp16", "fp8", "int8")
 #: Weight formats offered; the model's own (models.csv's weights_dtype) is added and is the default.
 WEIGHTS_DTYPES = ("bf16", "fp8", "int8", "int4")
-TP_SIZES = (1, 2, 4, 8)
 MAX_USERS = 256
 #: The shared default assumptions (kvcore.DEFAULT_ASSUMPTIONS): every page starts from the same u and overhead.
 DEFAULT_OVERHEAD_GIB = kvcore.DEFAULT_OVERHEAD_BYTES / GiB
@@ -92,7 +91,9 @@ with controls:
             help=t("sizing.overhead_help"),
         )
         lesson.gib_slider_note(overhead_gib)
-        tp = lesson.select_slider(t("sizing.tp"), key="sz_tp", options=TP_SIZES, value=1, help=t("sizing.tp_help"))
+        tp = lesson.select_slider(
+            t("sizing.tp"), key="sz_tp", options=lesson.TP_SIZES, value=1, help=t("sizing.tp_help")
+        )
 
 overhead = overhead_gib * GiB  # the slider speaks GiB; kvcore speaks bytes
 try:

@@ -23,7 +23,6 @@ lesson.rerun_alone(__file__)
 
 KV_DTYPES = ("bf16", "fp16", "fp8")
 BLOCK_SIZES = ("auto", "16", "32", "64", "128")
-TP_SIZES = (1, 2, 4, 8)
 PP_SIZES = (1, 2, 4)
 CP_SIZES = (1, 2, 4)
 UTILIZATION_AXIS = np.round(np.arange(0.50, 0.981, 0.01), 2)
@@ -101,7 +100,7 @@ with controls:
         )
         kv_dtype = lesson.choice(t("vllm_pool.kv_dtype"), key="vp_kv_dtype", options=KV_DTYPES, default="bf16")
         tp = lesson.select_slider(
-            t("vllm_pool.tp"), key="vp_tp", options=TP_SIZES, value=1, help=t("vllm_pool.tp_help")
+            t("vllm_pool.tp"), key="vp_tp", options=lesson.TP_SIZES, value=1, help=t("vllm_pool.tp_help")
         )
         pp = lesson.select_slider(
             t("vllm_pool.pp"), key="vp_pp", options=PP_SIZES, value=1, help=t("vllm_pool.pp_help")

@@ -39,6 +39,7 @@ from charts import formatting
 from charts.formatting import latex_quantity
 from course.scenarios import SCENARIOS
 from i18n import LANGUAGES, translate
+from kvcore import ModelSpec, tensor_parallel_sizes
 from kvcore.units import GB, GiB
 from ui import check_url_value, export, gpus, models, separators, t
 from ui.errors import error_text
@@ -436,6 +437,16 @@ def slider(
         help=help,
         format=format,
     )
+
+
+#: The GPU counts a lesson offers for tensor parallelism on one server.
+TP_SIZES = (1, 2, 4, 8)
+
+
+def tp_sizes(model: ModelSpec) -> list[int]:
+    """The counts of ``TP_SIZES`` that can split `model` (``kvcore.tensor_parallel_sizes``: tp divides the query
+    heads, and divides the KV heads or is a multiple of them)."""
+    return [n for n in tensor_parallel_sizes(model, max_gpus=max(TP_SIZES)) if n in TP_SIZES]
 
 
 def number_format(label: str, *, whole: bool, share: bool) -> str | None:
