@@ -12,10 +12,11 @@ shortened to --ttl-s so the run need not wait the default 2 minutes. Then, with 
 4. **class 2** and **left 2**: the same class again, the same walks.
 
 Read it as: *per live session* = (class 1 − warm) / students, the memory a session costs while it is open
-(its state and whatever new figures its values drew); *kept after class 1* = left 1 − warm; *growth from
-class 2* = left 2 − left 1. If the second class costs what the first did and leaves nothing more behind, what
-stays after the first class is memory the process reuses (drawn figures kept for the next student, Python's
-allocator holding freed blocks), not memory lost per session.
+(its state and whatever new figures its values drew); *per live session, its figures already drawn* = (class 2 −
+left 1) / students, what the same session costs when the class before drew its figures; *kept after class 1* =
+left 1 − warm; *growth from class 2* = left 2 − left 1. If the second class costs what the first did and leaves
+nothing more behind, what stays after the first class is memory the process reuses (drawn figures kept for the
+next student, Python's allocator holding freed blocks), not memory lost per session.
 
 Measured, not asserted. Run it on a quiet machine (RSS does not depend on load; the time it takes does).
 """
@@ -130,6 +131,10 @@ def main() -> None:
     for step, value in rows:
         print(f"{step:<10} {value:>7.0f}")
     print(f"per live session (class 1 − warm) / students: {(rss['class 1'] - rss['warm']) / opts.students:.2f} MB")
+    print(
+        "per live session, its figures already drawn (class 2 − left 1) / students: "
+        f"{(rss['class 2'] - rss['left 1']) / opts.students:.2f} MB"
+    )
     print(f"kept after class 1 (left 1 − warm): {rss['left 1'] - rss['warm']:.0f} MB")
     print(f"class 2 peak − class 1 peak: {rss['class 2'] - rss['class 1']:.0f} MB")
     print(f"growth from class 2 (left 2 − left 1): {rss['left 2'] - rss['left 1']:.0f} MB")

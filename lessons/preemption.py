@@ -114,8 +114,12 @@ def run(
     return workload, server, needed, simulate(trace, server)
 
 
+@lesson.cache_data(show_spinner=False)
 def preset_values(name: str) -> dict[str, object]:
-    """The course's preset mapped onto this page's controls (the pool as a share of the no-preemption blocks)."""
+    """The course's preset mapped onto this page's controls (the pool as a share of the no-preemption blocks).
+
+    Cached: each preset draws its trace (``generate_requests``), three a rerun otherwise.
+    """
     workload, server = scheduler_presets.preset(name)
     trace = generate_requests(workload)
     needed = blocks_for_no_preemption(

@@ -18,6 +18,12 @@ What is imported (discovered, not listed by hand, so a new module is covered wit
   (``plotly.graph_objs.scatter.*``, ``plotly.graph_objs.layout.*``), which Plotly imports on first access
   (about 400 small modules: 0.6 s, 9 MB).
 
+Memory: Streamlit runs each session's script in a thread of its own, and glibc gives threads that allocate at the
+same moment arenas of their own (up to eight per core), each keeping the freed blocks it holds. The launcher limits
+the process to ``MALLOC_ARENAS`` (``mallopt(M_ARENA_MAX)``, what the ``MALLOC_ARENA_MAX`` environment variable
+sets): with the interpreter lock only one script thread runs at a time, so the arenas bought no speed, and a class
+of 50 cost 14 MB less on one server (benchmarks/bench_memory.py, 298 → 284 MB at the peak).
+
 With ``KVLAB_WARM_REPORT=PATH`` in the environment the launcher writes, after importing and before starting
 Streamlit, a JSON report to PATH: the modules it imported and the time it finished (tests/serving reads it).
 """
@@ -25,14 +31,19 @@ Streamlit, a JSON report to PATH: the modules it imported and the time it finish
 from __future__ import annotations
 
 import ast
+import asyncio
+import ctypes
+import ctypes.util
 import importlib
 import json
 import os
 import pkgutil
 import re
 import sys
+import threading
 import time
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,6 +80,31 @@ THIRD_PARTY = (
 #: ``go.Scatter``, ``go.layout.Annotation``: the Plotly names the project's code uses, imported on first access.
 _GRAPH_OBJECT = re.compile(r"\bgo\.((?:[a-z_]+\.)*[A-Z]\w*)")
 REPORT_ENV = "KVLAB_WARM_REPORT"
+#: ``KVLAB_BATCH_WAKEUPS=0`` turns off ``batch_session_wakeups`` (to measure what it saves).
+BATCH_ENV = "KVLAB_BATCH_WAKEUPS"
+#: The attribute of an AppSession holding its ``_Handoff``.
+HANDOFF_ATTRIBUTE = "_kvlab_handoff"
+#: glibc malloc arenas the server may use (``MALLOC_ARENA_MAX`` when set wins); glibc's own default is 8 per core.
+MALLOC_ARENAS = 2
+#: ``M_ARENA_MAX`` in glibc's <malloc.h>.
+_M_ARENA_MAX = -8
+
+
+def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
+    """Cap glibc's malloc arenas before any thread starts (``mallopt(M_ARENA_MAX, arenas)``); False if not glibc.
+
+    An explicit ``MALLOC_ARENA_MAX`` in the environment is left to glibc, which has already read it.
+    """
+    if "MALLOC_ARENA_MAX" in os.environ:
+        return False
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return False
+    try:
+        mallopt = ctypes.CDLL(name).mallopt
+    except (OSError, AttributeError):  # not glibc (musl has no mallopt)
+        return False
+    return bool(mallopt(_M_ARENA_MAX, arenas))
 
 
 def package_modules(package: str) -> list[str]:
@@ -150,6 +186,79 @@ def plotly_graph_objects(names: list[str]) -> list[str]:
     return imported
 
 
+class _Handoff:
+    """One session's callbacks from its script thread, run in order on the event loop, one wake-up per batch.
+
+    ``add`` (any thread) queues a callback and wakes the loop only when no drain is pending; ``drain`` (the
+    loop) runs what was queued when it started, and what arrives meanwhile waits for the next turn of the loop,
+    as separately scheduled callbacks would.
+    """
+
+    __slots__ = ("callbacks", "lock", "loop", "scheduled")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.lock = threading.Lock()
+        self.callbacks: deque[Callable[[], None]] = deque()
+        self.scheduled = False
+
+    def add(self, callback: Callable[[], None]) -> None:
+        """Queue `callback`; wake the loop only if no drain is already on its way."""
+        with self.lock:
+            self.callbacks.append(callback)
+            if self.scheduled:
+                return
+            self.scheduled = True
+        self.loop.call_soon_threadsafe(self.drain)
+
+    def drain(self) -> None:
+        """Run the callbacks queued so far, in order (on the loop); later ones wait for the next loop turn."""
+        with self.lock:
+            batch = list(self.callbacks)
+            self.callbacks.clear()
+        for callback in batch:
+            callback()
+        with self.lock:
+            if self.callbacks:
+                self.loop.call_soon(self.drain)
+            else:
+                self.scheduled = False
+
+
+def batch_session_wakeups() -> bool:
+    """Hand a script run's messages to the event loop in batches, one wake-up each, not one per element.
+
+    Streamlit 1.67 sends every element a script draws from the script's thread to the event loop with its own
+    ``call_soon_threadsafe`` (``AppSession._call_soon_on_event_loop``): a write to the loop's wake-up socket, a
+    wake-up of the loop thread and a hand-over of the interpreter lock, about 100 times a rerun. Here the
+    callbacks of one session queue up (``_Handoff``) and the loop is woken once for all that are waiting; they
+    still run on the loop, in the order they were sent. Off with ``KVLAB_BATCH_WAKEUPS=0`` (to measure). False
+    when the Streamlit installed has no such method (tests/serving/test_session_handoff.py fails on the pinned
+    release if it goes away).
+    """
+    from streamlit.runtime.app_session import AppSession
+
+    original = getattr(AppSession, "_call_soon_on_event_loop", None)
+    if original is None:
+        return False
+
+    def call_soon_on_event_loop(self: AppSession, callback: Callable[[], None]) -> None:
+        loop = self._event_loop
+        if loop.is_closed():
+            return
+        handoff = self.__dict__.get(HANDOFF_ATTRIBUTE)
+        if handoff is None or handoff.loop is not loop:
+            handoff = self.__dict__[HANDOFF_ATTRIBUTE] = _Handoff(loop)
+        try:
+            handoff.add(callback)
+        except RuntimeError:
+            if not loop.is_closed():
+                raise
+
+    AppSession._call_soon_on_event_loop = call_soon_on_event_loop
+    return True
+
+
 def write_report(path: str, modules: list[str], seconds: float) -> None:
     report = {"modules": modules, "sys_modules": sorted(sys.modules), "warm_s": seconds, "finished_at": time.time()}
     Path(path).write_text(json.dumps(report), encoding="utf-8")
@@ -157,6 +266,7 @@ def write_report(path: str, modules: list[str], seconds: float) -> None:
 
 def main(argv: list[str]) -> None:
     os.chdir(ROOT)  # Streamlit reads .streamlit/config.toml from the working folder
+    limit_malloc_arenas()
     started = time.perf_counter()
     from streamlit import config, logger
     from streamlit.web import bootstrap, cli
@@ -170,6 +280,8 @@ def main(argv: list[str]) -> None:
     # cached function: expected here, and noise in the server's log.
     logger.set_log_level("ERROR")
     modules = warm()
+    if os.environ.get(BATCH_ENV, "1") != "0":
+        batch_session_wakeups()
     logger.set_log_level(str(config.get_option("logger.level")).upper())
     seconds = time.perf_counter() - started
     print(f"serve_app: {len(modules)} modules imported in {seconds:.1f} s; starting Streamlit", flush=True)

@@ -41,7 +41,7 @@ from course.scenarios import SCENARIOS
 from i18n import LANGUAGES, translate
 from kvcore import ModelSpec, tensor_parallel_sizes
 from kvcore.units import GB, GiB
-from ui import check_url_value, export, gpus, models, separators, t
+from ui import check_url_value, export, gpus, language_fixed, models, separators, t
 from ui.errors import error_text
 from ui.figure_cache import DrawnFigure, FigureCall, FigureStore, Uncacheable, call_key
 from ui.live_chart import Follow, checked_text, live_chart_text
@@ -479,11 +479,42 @@ def table(rows: Sequence[Mapping[str, Any]], **options: Any) -> None:
 def row_table(rows: Sequence[Sequence[Any]], columns: Sequence[str]) -> None:
     """``st.table`` of `rows`, each row's first cell its heading (the table's index, named ``columns[0]``).
 
-    The index is built with the frame, not by ``set_index``: pandas then copies no column (a third
-    of /agent_1m's table cost).
+    Rows of texts (every caller's) go as an Arrow table marked the way pandas marks an index
+    (``_indexed_text_table``), which Streamlit sends as it is; through a pandas DataFrame, Streamlit's
+    path for anything else, each table cost about 2 ms of a rerun's CPU (/agent_1m draws three).
     """
+    if all(isinstance(cell, str) for row in rows for cell in row):
+        st.table(_indexed_text_table(rows, columns))
+        return
     index = pd.Index([row[0] for row in rows], name=columns[0])
     st.table(pd.DataFrame([list(row[1:]) for row in rows], columns=list(columns[1:]), index=index))
+
+
+def _indexed_text_table(rows: Sequence[Sequence[str]], columns: Sequence[str]) -> pa.Table:
+    """The Arrow table ``pa.Table.from_pandas`` makes of these texts with the first column as the index.
+
+    Its fields: the value columns, then the index (pandas' order), all ``large_string``; its ``pandas``
+    schema metadata names the index (``index_columns``), which Streamlit's table draws as row headings.
+    ``tests/app/test_lesson_helpers.py`` checks it against pandas' own conversion.
+    """
+    heading, *values = columns
+    fields = [*values, heading]
+    cells = [[row[number] for row in rows] for number in (*range(1, len(columns)), 0)]
+    text = {"pandas_type": "object", "numpy_type": "str", "metadata": None}
+    metadata = {
+        "index_columns": [heading],
+        "column_indexes": [
+            {"name": None, "field_name": None, "pandas_type": "unicode", "numpy_type": "str",
+             "metadata": {"encoding": "UTF-8"}}
+        ],
+        "columns": [{"name": name, "field_name": name, **text} for name in fields],
+        "attributes": {},
+        "creator": {"library": "pyarrow", "version": pa.__version__},
+        "pandas_version": pd.__version__,
+    }  # fmt: skip
+    schema = pa.schema([pa.field(name, pa.large_string()) for name in fields])
+    table = pa.Table.from_arrays([pa.array(column, pa.large_string()) for column in cells], schema=schema)
+    return table.replace_schema_metadata({b"pandas": json.dumps(metadata).encode()})
 
 
 #: Each lesson function decorated by ``cache_data``, by its file, name, code and options: decorated once.
@@ -1039,8 +1070,9 @@ def rerun_alone(file: str) -> None:
     def lesson_fragment() -> None:
         _running_alone.active = True
         try:
-            exec(code, {"__file__": file, "__name__": "__main__"})
-            _settle_presets()
+            with language_fixed():
+                exec(code, {"__file__": file, "__name__": "__main__"})
+                _settle_presets()
         finally:
             _running_alone.active = False
 

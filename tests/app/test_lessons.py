@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 
+import pandas as pd
+import pyarrow as pa
 import pytest
+from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
 from i18n import LANGUAGES, translate
@@ -305,3 +309,29 @@ def test_tables_keep_every_column_in_order_fall_back_to_pandas_and_head_rows_wit
             "2 GiB",
         ]
     )
+
+
+def _row_tables_script() -> None:
+    from ui import lesson
+
+    lesson.row_table([("row 1", "1 GiB", "x"), ("row 2", "2 GiB", "y")], columns=["what", "size", "note"])
+    lesson.row_table([("row 1", 1.5), ("row 2", 2)], columns=["what", "number"])  # not texts: through pandas
+
+
+def test_a_row_table_of_texts_is_the_arrow_table_pandas_would_make_with_its_first_column_the_index():
+    """``lesson._indexed_text_table`` skips pandas; what Streamlit sends is the same as from pandas' frame."""
+    rows, columns = [("row 1", "1 GiB", "x"), ("row 2", "2 GiB", "y")], ["what", "size", "note"]
+    frame = pd.DataFrame(
+        [list(row[1:]) for row in rows], columns=columns[1:], index=pd.Index(["row 1", "row 2"], name="what")
+    )
+    expected = pa.ipc.open_stream(dataframe_util.convert_anything_to_arrow_bytes(frame)).read_all()
+    ours = lesson._indexed_text_table(rows, columns)
+    assert ours.equals(expected)
+    assert json.loads(ours.schema.metadata[b"pandas"]) == json.loads(expected.schema.metadata[b"pandas"])
+
+    shown = AppTest.from_function(_row_tables_script, default_timeout=30).run()
+    assert not shown.exception
+    texts, numbers = (element.value for element in shown.table)
+    assert texts.index.name == "what" and list(texts.index) == ["row 1", "row 2"]
+    assert list(texts.columns) == ["size", "note"] and list(texts["note"]) == ["x", "y"]
+    assert numbers.index.name == "what" and list(numbers["number"]) == [1.5, 2.0]

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 import kvcore
 import ui
@@ -14,6 +15,7 @@ from i18n import translate
 from kvcore import hf_config
 from kvcore.model_code import model_to_code
 from kvcore.units import format_bytes
+from tests.app.conftest import ROOT
 from tests.app.helpers import metric, page_opener
 from ui import hub
 
@@ -245,3 +247,20 @@ def test_a_tiny_cache_is_shown_in_a_unit_that_reads_well_not_as_0_gib(app):
 )
 def test_literal_escapes_what_would_start_markup_and_nothing_else(typed, shown):
     assert ui.literal(typed) == shown
+
+
+def test_sessions_share_one_read_only_catalogue_and_an_imported_model_stays_in_its_session():
+    """``ui.models()`` is the process's one copy (no unpickling per student) until a session imports a model."""
+    model = hf_config.read_config_text(config_text("gemma-7b.json"), name="gemma-7b-mine").model
+    code = model_to_code(model)
+    first, second = (AppTest.from_file(str(ROOT / "app.py"), default_timeout=30) for _ in range(2))
+    first.query_params.update({"lang": "en", "model": code})
+    first.run()
+    second.run()
+    assert not first.exception and not second.exception
+    assert code in first.session_state["_models"]
+    assert "_models" not in second.session_state  # the shared catalogue, not a copy in the session
+    shared = ui._models_from_csv()
+    assert code not in shared and shared is ui._models_from_csv()
+    with pytest.raises(TypeError):
+        shared["another"] = model  # type: ignore[index]

@@ -1,0 +1,71 @@
+"""The launcher hands a script run's messages to the event loop in batches, in order (scripts/serve_app.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+
+from streamlit.runtime.app_session import AppSession
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+import serve_app
+
+
+class CountingLoop(asyncio.SelectorEventLoop):
+    """An event loop that counts its wake-ups from other threads."""
+
+    wakeups = 0
+
+    def call_soon_threadsafe(self, callback, *args, context=None):  # type: ignore[no-untyped-def]
+        self.wakeups += 1
+        return super().call_soon_threadsafe(callback, *args, context=context)
+
+
+def test_callbacks_sent_while_the_loop_is_busy_run_in_order_after_one_wakeup():
+    loop = CountingLoop()
+    handoff = serve_app._Handoff(loop)
+    ran: list[int] = []
+    sender = threading.Thread(target=lambda: [handoff.add(lambda n=n: ran.append(n)) for n in range(200)])
+    sender.start()  # the loop is not running yet: busy, as when it serves other sessions
+    sender.join()
+    loop.run_until_complete(asyncio.sleep(0.01))
+    loop.close()
+    assert ran == list(range(200))
+    assert loop.wakeups == 1
+
+
+def test_a_callback_queued_during_a_drain_runs_on_the_next_turn_after_the_others():
+    loop = CountingLoop()
+    handoff = serve_app._Handoff(loop)
+    ran: list[str] = []
+
+    def first() -> None:
+        ran.append("first")
+        handoff.add(lambda: ran.append("queued by first"))
+        loop.call_soon(lambda: ran.append("scheduled on the loop by first"))
+
+    handoff.add(first)
+    handoff.add(lambda: ran.append("second"))
+    loop.run_until_complete(asyncio.sleep(0.01))
+    loop.close()
+    assert ran == ["first", "second", "scheduled on the loop by first", "queued by first"]
+    assert not handoff.scheduled and not handoff.callbacks
+
+
+def test_the_pinned_streamlit_has_the_method_the_launcher_replaces(monkeypatch):
+    """If a Streamlit upgrade renames it, this fails instead of the batching silently going away."""
+    monkeypatch.setattr(AppSession, "_call_soon_on_event_loop", AppSession._call_soon_on_event_loop)
+    assert serve_app.batch_session_wakeups()
+    assert AppSession._call_soon_on_event_loop.__module__ == serve_app.__name__
+
+
+def test_a_session_whose_loop_closed_drops_its_messages_as_streamlit_does(monkeypatch):
+    monkeypatch.setattr(AppSession, "_call_soon_on_event_loop", AppSession._call_soon_on_event_loop)
+    serve_app.batch_session_wakeups()
+    loop = asyncio.new_event_loop()
+    loop.close()
+    session = SimpleNamespace(_event_loop=loop)  # all of a session the method reads
+    AppSession._call_soon_on_event_loop(session, lambda: None)  # no "Event loop is closed"
