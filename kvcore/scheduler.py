@@ -56,8 +56,10 @@ waiting request, how many of its leading blocks are still cached.
 How the code reads: ``simulate`` runs an ``_Engine``, whose state is the
 scheduler's (``waiting``, ``running``, the pool's ``free_blocks``, the clock
 ``now_s``) plus one ``_RequestState``: every request's counters (vLLM's
-``Request``) as named numpy arrays, so a whole batch updates in one operation.
-Each engine step is one ``EngineCore.step`` (vllm/v1/engine/core.py): schedule
+``Request``) as named numpy arrays; while requests run, the counters a step
+changes sit side by side in ``_RunningColumns``, in the order of ``running``, so
+a whole batch updates in one operation without gathering by id. Each engine
+step is one ``EngineCore.step`` (vllm/v1/engine/core.py): schedule
 (``_schedule_running``, ``_schedule_waiting``, ``_preempt``), run the forward
 pass (``_execute``), sample (``_sample``, vLLM's ``update_from_output``), free
 the finished (``_finish``), let arrivals in (``_add_arrivals``, vLLM's
@@ -93,7 +95,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -670,15 +672,25 @@ class _RequestState:
     ``reused_tokens`` (prefix-cache hits on resumption), the times of its first and last token
     and of its finish (s, NaN until then), and its inter-token gaps as a sum, a
     sum of squares and a maximum (s, s², s).
+
+    The counters a step changes (``_HOT_COUNTS``, ``_HOT_TIMES``) are the rows of one
+    int64 matrix, ``hot``: the counts, then the times as float64 bit patterns (``hot_times``
+    is their float64 view); the named fields are views of its rows. While a request runs,
+    its column of ``hot`` lives in ``_RunningColumns`` and is copied back here, in one
+    move, when it leaves the running list. ``cpu_blocks`` and
+    ``cached_blocks``, which only admission and preemption read one request at a time,
+    are Python lists (a numpy scalar read costs more than a list's).
     """
 
+    hot: np.ndarray
+    hot_times: np.ndarray
     output_tokens: np.ndarray
     tokens: np.ndarray
     computed: np.ndarray
     generated: np.ndarray
     gpu_blocks: np.ndarray
-    cpu_blocks: np.ndarray
-    cached_blocks: np.ndarray
+    cpu_blocks: list[int]
+    cached_blocks: list[int]
     sequences: np.ndarray
     preemptions: np.ndarray
     swaps: np.ndarray
@@ -695,16 +707,21 @@ class _RequestState:
     def arriving(cls, requests: Requests) -> _RequestState:
         """Every request before it arrives: its prompt, nothing computed, generated or held."""
         n = len(requests)
-        counts = {name: np.zeros(n, dtype=np.int64) for name in _COUNTS}
-        times = {name: np.full(n, np.nan) for name in ("first_token_s", "last_token_s", "finish_s")}
-        gaps = {name: np.zeros(n) for name in ("gap_sum_s", "gap_sq_sum_s", "gap_max_s")}
+        hot = np.zeros((_HOT_ROWS, n), dtype=np.int64)
+        hot_counts, hot_times = hot[: len(_HOT_COUNTS)], hot[len(_HOT_COUNTS) :].view(np.float64)
+        hot_counts[_HOT_COUNTS.index("tokens")] = requests.prompt_tokens
+        hot_times[[_HOT_TIMES.index("first_token_s"), _HOT_TIMES.index("last_token_s")]] = np.nan
         return cls(
+            hot=hot,
+            hot_times=hot_times,
             output_tokens=requests.output_tokens,
-            tokens=requests.prompt_tokens.copy(),
             sequences=requests.sequences_per_request,
-            **counts,
-            **times,
-            **gaps,
+            finish_s=np.full(n, np.nan),
+            **dict(zip(_HOT_COUNTS, hot_counts, strict=True)),
+            **dict(zip(_HOT_TIMES, hot_times, strict=True)),
+            **{name: np.zeros(n, dtype=np.int64) for name in _COLD_COUNTS},
+            cpu_blocks=[0] * n,
+            cached_blocks=[0] * n,
         )
 
     def outcomes(self, requests: Requests) -> RequestOutcomes:
@@ -717,9 +734,9 @@ class _RequestState:
             arrival_s=requests.arrival_s.copy(),
             prompt_tokens=requests.prompt_tokens.copy(),
             output_tokens=requests.output_tokens.copy(),
-            first_token_s=self.first_token_s,
+            first_token_s=self.first_token_s.copy(),
             finish_s=self.finish_s,
-            generated_tokens=self.generated,
+            generated_tokens=self.generated.copy(),
             preemptions=self.preemptions,
             recomputed_tokens=self.recomputed_tokens,
             itl_std_s=np.where(gaps > 0, itl_std, np.nan),
@@ -727,43 +744,128 @@ class _RequestState:
         )
 
 
-#: The integer counters of ``_RequestState`` that start at zero.
-_COUNTS = (
-    "computed",
-    "generated",
-    "gpu_blocks",
-    "cpu_blocks",
-    "cached_blocks",
-    "preemptions",
-    "swaps",
-    "recomputed_tokens",
-    "reused_tokens",
-)
+#: The integer counters of ``_RequestState`` that a running request changes every step (first rows of ``hot``).
+_HOT_COUNTS = ("tokens", "computed", "generated", "gpu_blocks")
+#: Its times that a step changes (rows of ``hot_times``).
+_HOT_TIMES = ("first_token_s", "last_token_s", "gap_sum_s", "gap_sq_sum_s", "gap_max_s")
+#: Its other integer counters, which start at zero.
+_COLD_COUNTS = ("preemptions", "swaps", "recomputed_tokens", "reused_tokens")
+#: Rows of ``_RequestState.hot``: the hot counters, then the hot times (as int64 bit patterns).
+_HOT_ROWS = len(_HOT_COUNTS) + len(_HOT_TIMES)
+#: Rows of ``_RunningColumns.counts``: those of ``_RequestState.hot``, then each request's output length and id.
+_TOKENS, _COMPUTED, _GENERATED, _GPU_BLOCKS = range(len(_HOT_COUNTS))
+_OUTPUT, _ID = _HOT_ROWS, _HOT_ROWS + 1
+#: Rows of ``_RunningColumns.times``.
+_FIRST, _LAST, _GAP_SUM, _GAP_SQ_SUM, _GAP_MAX = range(len(_HOT_TIMES))
+#: The rows ``_TOKENS`` and ``_GENERATED`` as one view (a sampled token adds to both).
+_TOKENS_AND_GENERATED = slice(_TOKENS, _GENERATED + 1, _GENERATED - _TOKENS)
 #: The columns of a timeline row, in ``Timeline``'s order after ``time_s``.
 _ROW = ("steps", "used_blocks", "running", "waiting", "swapped", "preemptions", "scheduled_tokens")
+
+
+@dataclass(slots=True)
+class _RunningColumns:
+    """The running requests' hot counters side by side, oldest first: column i is ``_Engine.running[i]``.
+
+    vLLM keeps them on each ``Request``; here the batch's counters are contiguous rows
+    so that a step updates them with whole-row numpy operations, without gathering or
+    scattering by request id. ``counts`` holds the rows of ``_RequestState.hot`` then
+    ``output_tokens`` and the request id (``_TOKENS`` … ``_GPU_BLOCKS``, ``_OUTPUT``,
+    ``_ID``); ``times`` is the float64 view of its time rows (``_FIRST`` … ``_GAP_MAX``);
+    the first ``size`` columns are in use. A request's column is copied in when it is
+    admitted and back when it leaves (preempted or finished), one move for all its rows.
+    """
+
+    counts: np.ndarray
+    times: np.ndarray
+    size: int = 0
+
+    @classmethod
+    def empty(cls, capacity: int) -> _RunningColumns:
+        """Room for `capacity` running requests (``max_num_seqs``), none running."""
+        counts = np.zeros((_HOT_ROWS + 2, capacity), dtype=np.int64)
+        return cls(counts=counts, times=counts[len(_HOT_COUNTS) : _HOT_ROWS].view(np.float64))
+
+    def push(self, state: _RequestState, rid: int) -> None:
+        """Request `rid` joins the back of the running list: its counters become the last column."""
+        column = self.size
+        self.counts[:_HOT_ROWS, column] = state.hot[:, rid]
+        self.counts[_OUTPUT, column] = state.output_tokens[rid]
+        self.counts[_ID, column] = rid
+        self.size = column + 1
+
+    def pop(self, state: _RequestState, rid: int) -> None:
+        """The newest request, `rid`, leaves: its counters go back to `state`."""
+        self.size -= 1
+        state.hot[:, rid] = self.counts[:_HOT_ROWS, self.size]
+
+    def remove(self, state: _RequestState, leaving: list[int]) -> None:
+        """The requests in columns `leaving` (ascending) leave; their counters go back to `state`.
+
+        The others keep their order: the stretches between the gaps move left, one slice each.
+        """
+        counts = self.counts
+        write = leaving[0]
+        for column, end in zip(leaving, [*leaving[1:], self.size], strict=True):
+            state.hot[:, int(counts[_ID, column])] = counts[:_HOT_ROWS, column]
+            stretch = end - column - 1
+            counts[:, write : write + stretch] = counts[:, column + 1 : end]
+            write += stretch
+        self.size = write
 
 
 @dataclass(slots=True)
 class _Batch:
     """One step's schedule: vLLM's ``SchedulerOutput`` reduced to what the simulation needs.
 
-    ``ids`` and ``new_tokens`` pair each scheduled request with its tokens this step
-    (``num_scheduled_tokens``); ``token_budget`` is what is left of
-    ``max_num_batched_tokens``; ``swapped_blocks`` the blocks copied between GPU and
-    CPU memory in this step; ``preempted`` is true once a request lost its blocks.
+    The scheduled requests are always the first ``size`` of the running list (running
+    ones are scheduled oldest first, and admitted ones join its back only when every
+    running one was); their tokens (``num_scheduled_tokens``) are already counted in
+    their computed tokens, as vLLM's ``_update_after_schedule`` does. ``token_budget`` is
+    what is left of ``max_num_batched_tokens``; ``swapped_blocks`` the blocks copied
+    between GPU and CPU memory in this step; ``preempted`` is true once a request lost
+    its blocks. ``partial`` is true when the last scheduled request got fewer tokens than
+    it misses (the budget ran out on it): it samples nothing, every other one does.
     """
 
     token_budget: int
-    ids: list[int] = field(default_factory=list)
-    new_tokens: list[int] = field(default_factory=list)
+    size: int = 0
     swapped_blocks: int = 0
     preempted: bool = False
+    partial: bool = False
 
-    def add(self, rid: int, count: int) -> None:
-        """Schedule `count` tokens of request `rid`: they come out of the token budget."""
-        self.ids.append(rid)
-        self.new_tokens.append(count)
-        self.token_budget -= count
+    def add(self, tokens: int, requests: int = 1, *, missing: int = 0) -> None:
+        """Schedule the next `requests` running requests with `tokens` tokens in all: they come out of the budget.
+
+        `missing`: the tokens one request lacked; more than `tokens` makes the batch partial.
+        """
+        self.size += requests
+        self.token_budget -= tokens
+        self.partial = missing > tokens
+
+
+def _count_within(amounts: np.ndarray, limit: int) -> int:
+    """How many of the leading non-negative `amounts` fit in `limit` together: the largest i with Σ_{j < i} ≤ limit."""
+    return int(np.add.accumulate(amounts).searchsorted(limit, side="right"))
+
+
+def _all_decoding(tokens: np.ndarray, computed: np.ndarray, generated: np.ndarray) -> bool:
+    """Whether every running request is decoding: one token to compute, at least one generated."""
+    return bool(np.logical_and.reduce(tokens - computed == 1)) and bool(np.logical_and.reduce(generated > 0))
+
+
+@dataclass(slots=True)
+class _DecodeRun:
+    """A run of identical decode steps (``_Engine._decode_run``) and what finding it already computed.
+
+    ``step_times_s``: the times of at least its ``steps`` steps, if the arrival check
+    computed them; ``new_blocks``: each running request's new blocks over the run, if the
+    blocks check computed them for exactly ``steps`` steps. Else None.
+    """
+
+    steps: int
+    step_times_s: np.ndarray | None
+    new_blocks: np.ndarray | None
 
 
 class _Engine:
@@ -771,23 +873,28 @@ class _Engine:
 
     ``waiting`` is a deque of request ids served from the front (FCFS; preempted
     requests go back to the front); ``running`` is oldest first, so ``pop()`` takes
-    the newest. ``free_blocks`` is the pool's free count (vllm/v1/core/block_pool.py,
+    the newest, and ``columns`` holds the running requests' counters in that order.
+    ``free_blocks`` is the pool's free count (vllm/v1/core/block_pool.py,
     ``get_num_free_blocks``: cached blocks included); with prefix caching,
     ``fresh_blocks`` of them hold no hash and ``cached_runs`` lists the hashed ones as
     runs ``[owner, count]`` in the order they were freed (the LRU order of the free
     queue; owner −1 for finished requests), ``run_of`` maps a waiting request to its run.
     ``preemptions`` and ``swapped`` (requests whose blocks are in CPU memory) are
-    engine-wide counts; ``rows`` the timeline so far.
+    engine-wide counts; ``rows`` the timeline so far. ``all_decoding`` is true when the
+    last step scheduled and sampled every running request (so each has exactly one token
+    to compute and has generated one); false says nothing.
     """
 
     def __init__(self, requests: Requests, server: ServerConfig) -> None:
         self.requests, self.server = requests, server
         self.num_requests, self.block_size = len(requests), server.block_size
+        self.arrival_s: list[float] = requests.arrival_s.tolist()
         self.swap = server.preemption_mode == "swap"
         self.prefix_caching = server.prefix_caching
         self.state = _RequestState.arriving(requests)
         self.waiting: deque[int] = deque()
         self.running: list[int] = []
+        self.columns = _RunningColumns.empty(min(server.max_num_seqs, self.num_requests))
         self.free_blocks = server.num_blocks
         self.fresh_blocks = server.num_blocks
         self.cached_runs: deque[list[int]] = deque()
@@ -797,21 +904,24 @@ class _Engine:
         self.finished = 0
         self.preemptions = 0
         self.swapped = 0
+        self.all_decoding = False
         self.rows: list[tuple[float, int, int, int, int, int, int, int]] = []
 
     def run(self, *, fast_forward: bool) -> SimulationResult:
-        """Step until every request has finished; an idle engine jumps to the next arrival."""
+        """Step until every request has finished; an idle engine jumps to the next arrival.
+
+        Each step ends by letting in the requests that arrived during it (``_step``).
+        """
         while self.finished < self.num_requests:
-            self._add_arrivals()
             if not self.running and not self.waiting:
-                self.now_s = float(self.requests.arrival_s[self.next_arrival])
-                continue
+                self.now_s = self.arrival_s[self.next_arrival]
+                self._add_arrivals()
             self._step(fast_forward)
         return self._result()
 
     def _add_arrivals(self) -> None:
         """Requests that have arrived by now join the back of the waiting queue (vLLM's ``add_request``)."""
-        arrival, n = self.requests.arrival_s, self.num_requests
+        arrival, n = self.arrival_s, self.num_requests
         while self.next_arrival < n and arrival[self.next_arrival] <= self.now_s:
             self.waiting.append(self.next_arrival)
             self.next_arrival += 1
@@ -821,14 +931,18 @@ class _Engine:
 
         ``used_blocks`` is read during the step, before finished requests free theirs.
         """
-        ids = np.array(self.running, dtype=np.int64)
-        steps = self._decode_run_length(ids) if fast_forward and self.running else 1
-        if steps > 1:
-            scheduled_tokens, done = self._fast_forward(ids, steps)
+        run = self._decode_run() if fast_forward and self.running else None
+        if run:
+            steps = run.steps
+            scheduled_tokens, done = self._fast_forward(run)
+            self.all_decoding = True
         else:
-            batch = self._schedule(ids)
+            steps = 1
+            batch = self._schedule()
             scheduled_tokens = self.server.max_num_batched_tokens - batch.token_budget
             done = self._execute(batch, scheduled_tokens)
+            # every running request was scheduled and sampled: each has one token to compute
+            self.all_decoding = batch.size == len(self.running) and not batch.partial
         used_blocks = self.server.num_blocks - self.free_blocks
         self._finish(done)
         self._add_arrivals()
@@ -839,17 +953,17 @@ class _Engine:
 
     # ------------------------------------------------------------ scheduling (vLLM V1's Scheduler.schedule)
 
-    def _schedule(self, ids: np.ndarray) -> _Batch:
+    def _schedule(self) -> _Batch:
         """vLLM V1's ``Scheduler.schedule``: the RUNNING requests first, then WAITING ones if nobody was preempted."""
         batch = _Batch(token_budget=self.server.max_num_batched_tokens)
         if self.running:
-            self._schedule_running(ids, batch)
+            self._schedule_running(batch)
         if not batch.preempted:
             self._schedule_waiting(batch)
         return batch
 
-    def _schedule_running(self, ids: np.ndarray, batch: _Batch) -> None:
-        """'First, schedule the RUNNING requests' (`ids`, oldest first): their missing tokens, up to the budget.
+    def _schedule_running(self, batch: _Batch) -> None:
+        """'First, schedule the RUNNING requests' (oldest first): their missing tokens, up to the budget.
 
         Request by request, each gets min(tokens − computed, budget left) tokens and
         their blocks; when the blocks are not free it preempts the newest running
@@ -858,40 +972,48 @@ class _Engine:
         requests that fit whole are scheduled in one vectorised move
         (``_schedule_whole``): usually the whole batch.
         """
+        counts = self.columns.counts
         index = 0
         while index < len(self.running) and batch.token_budget > 0:
-            index += self._schedule_whole(ids[index : len(self.running)], batch)  # preemption only shortens running
+            index += self._schedule_whole(index, batch)  # preemption only shortens running
             if index == len(self.running) or batch.token_budget == 0:
                 return
             rid = self.running[index]
-            count, blocks = self._chunk(rid, batch.token_budget)
+            tokens, computed, _, held = counts[: _GPU_BLOCKS + 1, index].tolist()
+            count, blocks = self._chunk(tokens - computed, computed, held, batch.token_budget)
             if blocks > self.free_blocks and not self._make_room(rid, blocks, batch):
                 return
-            self._allocate(rid, blocks)
-            batch.add(rid, count)
+            counts[_GPU_BLOCKS, index] += blocks
+            self._take(blocks)
+            counts[_COMPUTED, index] += count
+            batch.add(count, missing=tokens - computed)
             index += 1
 
-    def _schedule_whole(self, ids: np.ndarray, batch: _Batch) -> int:
-        """Schedule the longest prefix of running `ids` whose missing tokens and new blocks all fit; its length.
+    def _schedule_whole(self, start: int, batch: _Batch) -> int:
+        """Schedule the longest stretch of running requests from `start` whose missing tokens and new blocks all fit.
 
-        Request i of the prefix fits when Σ_{j ≤ i} new_j ≤ budget and Σ_{j ≤ i} blocks_j
+        Request i of the stretch fits when Σ_{j ≤ i} new_j ≤ budget and Σ_{j ≤ i} blocks_j
         ≤ free blocks (both sums only grow, so the requests that fit are a prefix):
-        exactly what the one-by-one loop would give them.
+        exactly what the one-by-one loop would give them. new = tokens − computed,
+        blocks = max(ceil(tokens / block_size) − held, 0); returns the stretch's length.
         """
-        s, bs = self.state, self.block_size
-        new = s.tokens[ids] - s.computed[ids]
-        need = np.maximum((s.computed[ids] + new + bs - 1) // bs - s.gpu_blocks[ids], 0)
-        if int(new.sum()) > batch.token_budget or int(need.sum()) > self.free_blocks:
-            fitting = int(((np.cumsum(new) <= batch.token_budget) & (np.cumsum(need) <= self.free_blocks)).sum())
+        bs, counts, end = self.block_size, self.columns.counts, len(self.running)
+        tokens, computed = counts[_TOKENS, start:end], counts[_COMPUTED, start:end]
+        held = counts[_GPU_BLOCKS, start:end]
+        new = tokens - computed
+        need = np.maximum((tokens + (bs - 1)) // bs - held, 0)
+        new_total, need_total = int(np.add.reduce(new)), int(np.add.reduce(need))
+        if new_total > batch.token_budget or need_total > self.free_blocks:
+            fitting = min(_count_within(new, batch.token_budget), _count_within(need, self.free_blocks))
             if not fitting:
                 return 0
-            ids, new, need = ids[:fitting], new[:fitting], need[:fitting]
-        s.gpu_blocks[ids] += need
-        self._take(int(need.sum()))
-        batch.ids += ids.tolist()
-        batch.new_tokens += new.tolist()
-        batch.token_budget -= int(new.sum())
-        return ids.size
+            computed, held, new, need = computed[:fitting], held[:fitting], new[:fitting], need[:fitting]
+            new_total, need_total = int(np.add.reduce(new)), int(np.add.reduce(need))
+        held += need
+        self._take(need_total)
+        computed += new
+        batch.add(new_total, new.size)
+        return new.size
 
     def _schedule_waiting(self, batch: _Batch) -> None:
         """'Next, schedule the WAITING requests': FCFS while the budget lasts and fewer than max_num_seqs run.
@@ -906,17 +1028,20 @@ class _Engine:
         s = self.state
         while self.waiting and batch.token_budget > 0 and len(self.running) < self.server.max_num_seqs:
             rid = self.waiting[0]
-            count, blocks = self._chunk(rid, batch.token_budget)
+            missing, computed = self._missing_tokens(rid)
+            count, blocks = self._chunk(missing, computed, int(s.gpu_blocks[rid]), batch.token_budget)
             if not self._fits(rid, blocks):
                 return
             self.waiting.popleft()
             if s.cpu_blocks[rid]:
-                batch.swapped_blocks += int(s.cpu_blocks[rid])
+                batch.swapped_blocks += s.cpu_blocks[rid]
                 s.cpu_blocks[rid] = 0
                 self.swapped -= 1
             self._allocate(rid, blocks - self._resume_from_cache(rid))
+            s.computed[rid] += count
             self.running.append(rid)
-            batch.add(rid, count)
+            self.columns.push(s, rid)
+            batch.add(count, missing=missing)
 
     def _fits(self, rid: int, blocks: int) -> bool:
         """Whether waiting request `rid` may be admitted with `blocks` blocks for its chunk (``allocate_slots``).
@@ -933,21 +1058,29 @@ class _Engine:
         whole = (int(self.state.tokens[rid]) + self.block_size - 1) // self.block_size
         return whole <= self.free_blocks
 
-    def _chunk(self, rid: int, token_budget: int) -> tuple[int, int]:
-        """Tokens request `rid` gets this step and the blocks they take from the free pool.
+    def _chunk(self, missing: int, computed: int, held: int, token_budget: int) -> tuple[int, int]:
+        """Tokens a request gets this step and the blocks they take from the free pool.
 
-        new = min(tokens − computed, budget left); blocks = max(ceil((computed + new)
-        / block_size) − blocks held, 0). A waiting request holds no block; one coming
-        back with h leading blocks in the prefix cache starts at computed = h · block_size
-        (vLLM's ``get_computed_blocks``), and its h blocks are among the ones it takes.
+        new = min(tokens − computed (`missing`), budget left); blocks = max(ceil((computed
+        + new) / block_size) − blocks held, 0).
         """
-        s, bs = self.state, self.block_size
-        computed = int(s.computed[rid]) + int(s.cached_blocks[rid]) * bs
-        count = min(int(s.tokens[rid]) - computed, token_budget)
-        return count, max((computed + count + bs - 1) // bs - int(s.gpu_blocks[rid]), 0)
+        bs = self.block_size
+        count = min(missing, token_budget)
+        return count, max((computed + count + bs - 1) // bs - held, 0)
+
+    def _missing_tokens(self, rid: int) -> tuple[int, int]:
+        """Waiting request `rid`'s tokens still to compute, and those it starts from: (tokens − computed, computed).
+
+        One coming back with h leading blocks in the prefix cache starts at computed =
+        h · block_size (vLLM's ``get_computed_blocks``); its h blocks are among the ones
+        ``_chunk`` counts as taken.
+        """
+        s = self.state
+        computed = int(s.computed[rid]) + s.cached_blocks[rid] * self.block_size
+        return int(s.tokens[rid]) - computed, computed
 
     def _allocate(self, rid: int, blocks: int) -> None:
-        """Give request `rid` `blocks` more blocks from the free pool (vLLM's ``allocate_slots``)."""
+        """Give waiting request `rid` `blocks` more blocks from the free pool (vLLM's ``allocate_slots``)."""
         self.state.gpu_blocks[rid] += blocks
         self._take(blocks)
 
@@ -959,7 +1092,7 @@ class _Engine:
         a waiting request whose run shrinks by k keeps k fewer leading blocks.
         """
         self.free_blocks -= blocks
-        if not self.prefix_caching:
+        if not self.prefix_caching or not blocks:
             return
         fresh = min(blocks, self.fresh_blocks)
         self.fresh_blocks -= fresh
@@ -1005,7 +1138,7 @@ class _Engine:
         reused, not recomputed (``recomputed_tokens`` had counted them at preemption).
         """
         s = self.state
-        hit = int(s.cached_blocks[rid])
+        hit = s.cached_blocks[rid]
         run = self.run_of.pop(rid, None)
         if run is not None:
             run[1] = 0  # an emptied run: _take drops it when it reaches the front
@@ -1024,6 +1157,7 @@ class _Engine:
         """Preempt the newest running requests until `blocks` are free; False when `rid` itself was preempted."""
         while blocks > self.free_blocks:
             victim = self.running.pop()
+            self.columns.pop(self.state, victim)
             self._preempt(victim, batch)
             if victim == rid:
                 return False
@@ -1062,154 +1196,217 @@ class _Engine:
     # ------------------------------------------------------------ the forward pass, sampling, finishing
 
     def _execute(self, batch: _Batch, scheduled_tokens: int) -> np.ndarray:
-        """Run the batch: its tokens enter the cache and the clock advances by ``step_time_s``; the finished ids.
+        """Run the batch: the clock advances by ``step_time_s``; a mask of the running requests that finished.
 
-        A step that only swaps (every scheduled request preempted itself) still
-        pays for the copies.
+        The context is the batch's computed tokens, its new ones included. A step that
+        only swaps (every scheduled request preempted itself) still pays for the copies.
         """
-        s = self.state
-        if batch.ids:
-            ids = np.array(batch.ids, dtype=np.int64)
-            s.computed[ids] += np.array(batch.new_tokens, dtype=np.int64)
-            context = int(s.computed[ids].sum())
-            self.now_s += float(
-                step_time_s(
-                    self.server,
-                    scheduled_tokens=scheduled_tokens,
-                    context_tokens=context,
-                    swapped_blocks=batch.swapped_blocks,
-                )
-            )
-            return self._sample(ids)
+        if batch.size:
+            context = int(np.add.reduce(self.columns.counts[_COMPUTED, : batch.size]))
+            self.now_s += self._step_time_s(scheduled_tokens, context, batch.swapped_blocks)
+            return self._sample(batch.size - batch.partial)
         if batch.swapped_blocks:
-            swap_s = step_time_s(self.server, scheduled_tokens=0, context_tokens=0, swapped_blocks=batch.swapped_blocks)
-            self.now_s += float(swap_s)
-        return np.empty(0, dtype=np.int64)
+            self.now_s += self._step_time_s(0, 0, batch.swapped_blocks)
+        return np.zeros(0, dtype=bool)
 
-    def _sample(self, ids: np.ndarray) -> np.ndarray:
-        """One token for each scheduled request whose cache caught up with its tokens; the ids that finished.
+    def _step_time_s(self, scheduled_tokens: int, context_tokens: int, swapped_blocks: int) -> float:
+        """``step_time_s`` of one step, in Python floats: the same operations in the same order, so the same bits.
 
-        vLLM's ``update_from_output``: a request mid-prompt samples nothing; the gap
-        since its previous token joins its jitter record (sum, sum of squares, max).
+        max(weights_read_s + kv_read_s_per_token · context, compute_s_per_token · tokens)
+        + swap_s_per_block · blocks swapped.
         """
-        s, now = self.state, self.now_s
-        sampled = ids[s.computed[ids] == s.tokens[ids]]
-        later = sampled[s.generated[sampled] > 0]
-        gap = now - s.last_token_s[later]
-        s.gap_sum_s[later] += gap
-        s.gap_sq_sum_s[later] += gap**2
-        s.gap_max_s[later] = np.maximum(s.gap_max_s[later], gap)
-        s.first_token_s[sampled[s.generated[sampled] == 0]] = now
-        s.generated[sampled] += 1
-        s.tokens[sampled] += 1
-        s.last_token_s[sampled] = now
-        return sampled[s.generated[sampled] == s.output_tokens[sampled]]
+        server = self.server
+        memory_s = float(server.weights_read_s) + float(server.kv_read_s_per_token) * context_tokens
+        compute_s = float(server.compute_s_per_token) * scheduled_tokens
+        return max(memory_s, compute_s) + float(server.swap_s_per_block) * swapped_blocks
+
+    def _sample(self, sampled: int, *, decoding: bool = False) -> np.ndarray:
+        """One token for each of the first `sampled` running requests (their cache caught up); who finished.
+
+        vLLM's ``update_from_output``: a request mid-prompt (the batch's last, when the
+        budget cut its chunk) samples nothing; the gap since its previous token joins its
+        jitter record (sum, sum of squares, max). Returns a mask over the first `sampled`.
+        `decoding`: the caller knows that each of them has generated a token before.
+        A first token has no gap: it adds 0 to a record that is still all zeros.
+        """
+        now, counts = self.now_s, self.columns.counts
+        generated = counts[_GENERATED, :sampled]
+        times = self.columns.times
+        last, gap_sum, gap_sq_sum = times[_LAST, :sampled], times[_GAP_SUM, :sampled], times[_GAP_SQ_SUM, :sampled]
+        gap_max = times[_GAP_MAX, :sampled]
+        gap = now - last
+        fresh = None if decoding else generated == 0
+        if fresh is not None and np.logical_or.reduce(fresh):
+            np.copyto(times[_FIRST, :sampled], now, where=fresh)
+            np.copyto(gap, 0.0, where=fresh)  # its last token time is NaN
+        gap_sum += gap
+        gap_sq_sum += gap**2
+        np.maximum(gap_max, gap, out=gap_max)
+        counts[_TOKENS_AND_GENERATED, :sampled] += 1
+        last[:] = now
+        return generated == counts[_OUTPUT, :sampled]
 
     def _finish(self, done: np.ndarray) -> None:
-        """Requests that made their last token leave the batch and free their blocks at once (``_free_request``)."""
-        if not done.size:
+        """Requests that made their last token leave the batch and free their blocks at once (``_free_request``).
+
+        `done` is a mask over the first running requests (those the step scheduled).
+        """
+        leaving = done.nonzero()[0].tolist()
+        if not leaving:
             return
-        s = self.state
-        s.finish_s[done] = self.now_s
-        hashed = int((s.computed[done] // self.block_size).sum()) if self.prefix_caching else 0
-        self._give_back(-1, int(s.gpu_blocks[done].sum()), hashed)
-        s.gpu_blocks[done] = 0
-        self.finished += int(done.size)
-        gone = set(done.tolist())
-        self.running = [rid for rid in self.running if rid not in gone]
+        s, held, hashed = self.state, 0, 0
+        self.columns.remove(s, leaving)
+        for column in reversed(leaving):
+            rid = self.running.pop(column)
+            s.finish_s[rid] = self.now_s
+            held += int(s.gpu_blocks[rid])
+            hashed += int(s.computed[rid]) // self.block_size
+            s.gpu_blocks[rid] = 0
+        self._give_back(-1, held, hashed if self.prefix_caching else 0)
+        self.finished += len(leaving)
 
     # ------------------------------------------------------------ fast-forwarding runs of identical decode steps
 
-    def _decode_run_length(self, ids: np.ndarray) -> int:
-        """How many identical decode steps can run from now without any scheduling decision (1: step normally).
+    def _decode_run(self) -> _DecodeRun | None:
+        """The run of identical decode steps that can go from now without any scheduling decision (None: schedule).
 
         All of these must hold: every running request is decoding (one token to
         compute, one already generated) and the budget covers them all; the head of
         the waiting queue cannot be admitted (too many running, no budget left, or its
         blocks not free: free blocks only shrink during the run); the run ends at the
         first finish, before the blocks run out, and, when nobody waits, before the
-        step that would see the next arrival.
+        step that would see the next arrival. The checks that need no array come first
+        (``all_decoding`` spares the per-request check after a plain decode step).
         """
-        s, count = self.state, ids.size
-        budget = self.server.max_num_batched_tokens
-        computed = s.computed[ids]
-        if count > budget or (s.tokens[ids] - computed != 1).any() or (s.generated[ids] == 0).any():
-            return 1
-        steps = int((s.output_tokens[ids] - s.generated[ids]).min())
-        if steps < 2 or self._head_can_be_admitted(budget - count):
-            return 1
-        steps = self._steps_before_blocks_run_out(computed, s.gpu_blocks[ids], steps)
-        if not self.waiting and self.next_arrival < self.num_requests and steps > 1:
-            steps = self._steps_before_next_arrival(computed, steps)
-        return steps
+        count, budget = len(self.running), self.server.max_num_batched_tokens
+        if count > budget or self._head_can_be_admitted(budget - count):
+            return None
+        counts = self.columns.counts
+        computed, generated = counts[_COMPUTED, :count], counts[_GENERATED, :count]
+        if not self.all_decoding and not _all_decoding(counts[_TOKENS, :count], computed, generated):
+            return None
+        held, output = counts[_GPU_BLOCKS, :count], counts[_OUTPUT, :count]
+        steps = int(np.minimum.reduce(output - generated))
+        durations = None
+        if steps > 1 and not self.waiting and self.next_arrival < self.num_requests:
+            durations = self._decode_step_times_s(computed, steps)
+            steps = self._steps_before_next_arrival(durations)
+        steps, new_blocks = self._steps_before_blocks_run_out(computed, held, steps)
+        return _DecodeRun(steps, durations, new_blocks) if steps else None
 
     def _head_can_be_admitted(self, token_budget: int) -> bool:
         """Whether the head of the waiting queue would be scheduled now, beside the running decodes."""
         if not self.waiting or len(self.running) >= self.server.max_num_seqs or token_budget <= 0:
             return False
         head = self.waiting[0]
-        _, blocks = self._chunk(head, token_budget)
+        missing, computed = self._missing_tokens(head)
+        _, blocks = self._chunk(missing, computed, int(self.state.gpu_blocks[head]), token_budget)
         return self._fits(head, blocks)
 
-    def _steps_before_blocks_run_out(self, computed: np.ndarray, held: np.ndarray, steps: int) -> int:
-        """The most decode steps, up to `steps`, whose new blocks the free pool holds (bisection; at least 1).
+    def _steps_before_blocks_run_out(
+        self, computed: np.ndarray, held: np.ndarray, steps: int
+    ) -> tuple[int, np.ndarray | None]:
+        """The most decode steps, up to `steps`, whose new blocks the free pool holds (bisection; 0: not even one).
 
-        After k steps a request of c `computed` tokens and `held` blocks needs
-        max(ceil((c + k) / block_size) − held, 0) new blocks.
+        Also each request's new blocks over those steps when all `steps` fit (else None).
         """
-        bs, free = self.block_size, self.free_blocks
+        free = self.free_blocks
+        new_blocks = self._new_blocks(computed, held, steps)
+        if int(np.add.reduce(new_blocks)) <= free:
+            return steps, new_blocks
 
-        def blocks_needed(k: int) -> int:
-            return int(np.maximum((computed + k + bs - 1) // bs - held, 0).sum())
+        def fits(k: int) -> bool:
+            return int(np.add.reduce(self._new_blocks(computed, held, k))) <= free
 
-        if blocks_needed(1) > free:
-            return 1
-        if blocks_needed(steps) <= free:
-            return steps
-        low, high = 1, steps  # blocks_needed(low) fits, blocks_needed(high) does not
+        if steps == 1 or not fits(1):
+            return 0, None
+        low, high = 1, steps  # fits(low), not fits(high)
         while high - low > 1:
             mid = (low + high) // 2
-            if blocks_needed(mid) <= free:
+            if fits(mid):
                 low = mid
             else:
                 high = mid
-        return low
+        return low, None
 
-    def _steps_before_next_arrival(self, computed: np.ndarray, steps: int) -> int:
-        """The decode steps, up to `steps`, that start before the next request arrives (step j + 1 starts after j).
+    def _new_blocks(self, computed: np.ndarray, held: np.ndarray, steps: int) -> np.ndarray:
+        """Each request's new blocks after `steps` more tokens: max(ceil((computed + steps) / block_size) − held, 0)."""
+        bs = self.block_size
+        return np.maximum((computed + (steps + bs - 1)) // bs - held, 0)
 
-        Step j of the run reads Σ `computed` + j · requests cached tokens.
+    def _steps_before_next_arrival(self, durations: np.ndarray) -> int:
+        """The decode steps, of at most len(`durations`), that start before the next request arrives.
+
+        Step j + 1 starts when step j ends: after the sum of the first j `durations`.
         """
-        count = computed.size
-        context = int(computed.sum()) + count * np.arange(1, steps)
-        durations = step_time_s(self.server, scheduled_tokens=count, context_tokens=context)
-        wait_s = float(self.requests.arrival_s[self.next_arrival]) - self.now_s
-        return 1 + int(np.searchsorted(np.cumsum(durations), wait_s, side="left"))
+        wait_s = self.arrival_s[self.next_arrival] - self.now_s
+        return 1 + int(np.add.accumulate(durations[:-1]).searchsorted(wait_s, side="left"))
 
-    def _fast_forward(self, ids: np.ndarray, steps: int) -> tuple[int, np.ndarray]:
-        """Run `steps` decode steps at once: one token for every running request per step; (tokens, finished ids).
+    def _decode_step_times_s(self, computed: np.ndarray, steps: int) -> np.ndarray:
+        """``step_time_s`` of decode steps j = 1 … `steps` of a run of the running requests (`computed` tokens each).
 
-        Step j reads j more cached tokens per request than the run's start; the
-        first gap of each request runs from its last token, the others are the
-        step times. Its blocks grow to ceil(computed / block_size).
+        Step j schedules one token per request and reads Σ `computed` + j · requests
+        cached tokens: max(weights_read_s + kv_read_s_per_token · context,
+        compute_s_per_token · requests), the operations of ``step_time_s`` (no swap).
         """
-        s, bs, count = self.state, self.block_size, ids.size
-        context = int(s.computed[ids].sum()) + count * np.arange(1, steps + 1)
-        durations = step_time_s(self.server, scheduled_tokens=count, context_tokens=context)
-        first_gap = self.now_s + float(durations[0]) - s.last_token_s[ids]
+        server, count = self.server, computed.size
+        context = np.arange(1, steps + 1, dtype=float) * count + int(np.add.reduce(computed))
+        memory_s = float(server.weights_read_s) + float(server.kv_read_s_per_token) * context
+        return np.maximum(memory_s, float(server.compute_s_per_token) * count)
+
+    def _fast_forward(self, run: _DecodeRun) -> tuple[int, np.ndarray]:
+        """Run the decode steps of `run` at once: one token for every running request per step; (tokens, finished).
+
+        Step j reads j more cached tokens per request than the run's start; the first
+        gap of each request runs from its last token, the others are the step times.
+        Its blocks grow to ceil(computed / block_size). A run of one step is ``_decode_step``.
+        """
+        steps, count = run.steps, len(self.running)
+        if steps == 1:
+            return self._decode_step(run.new_blocks)
+        counts = self.columns.counts
+        times = self.columns.times
+        last, gap_sum, gap_sq_sum = times[_LAST, :count], times[_GAP_SUM, :count], times[_GAP_SQ_SUM, :count]
+        gap_max = times[_GAP_MAX, :count]
+        if run.step_times_s is None:
+            durations = self._decode_step_times_s(counts[_COMPUTED, :count], steps)
+        else:
+            durations = run.step_times_s[:steps]
+        first_gap = self.now_s + float(durations[0]) - last
         rest = durations[1:]
-        s.gap_sum_s[ids] += first_gap + float(rest.sum())
-        s.gap_sq_sum_s[ids] += first_gap**2 + float((rest**2).sum())
-        s.gap_max_s[ids] = np.maximum(np.maximum(s.gap_max_s[ids], first_gap), float(rest.max()))
-        self.now_s += float(durations.sum())
-        s.computed[ids] += steps
-        s.tokens[ids] += steps
-        s.generated[ids] += steps
-        s.last_token_s[ids] = self.now_s
-        need = np.maximum((s.computed[ids] + bs - 1) // bs - s.gpu_blocks[ids], 0)
-        s.gpu_blocks[ids] += need
-        self._take(int(need.sum()))
-        return count * steps, ids[s.generated[ids] == s.output_tokens[ids]]
+        gap_sum += first_gap + float(np.add.reduce(rest))
+        gap_sq_sum += first_gap**2 + float(np.add.reduce(rest**2))
+        np.maximum(gap_max, first_gap, out=gap_max)
+        np.maximum(gap_max, float(np.maximum.reduce(rest)), out=gap_max)
+        self.now_s += float(np.add.reduce(durations))
+        counts[:_GPU_BLOCKS, :count] += steps  # tokens, computed, generated
+        last[:] = self.now_s
+        self._grow_blocks(count, run.new_blocks)
+        return count * steps, counts[_GENERATED, :count] == counts[_OUTPUT, :count]
+
+    def _decode_step(self, new_blocks: np.ndarray | None) -> tuple[int, np.ndarray]:
+        """One decode step of every running request without the scheduler's loops; (tokens, finished mask).
+
+        The operations of a scheduled step (``_schedule_whole``, ``_execute``,
+        ``_sample``) for a batch of decodes only, so the same bits.
+        """
+        count = len(self.running)
+        computed = self.columns.counts[_COMPUTED, :count]
+        computed += 1
+        self.now_s += self._step_time_s(count, int(np.add.reduce(computed)), 0)
+        self._grow_blocks(count, new_blocks)
+        return count, self._sample(count, decoding=True)
+
+    def _grow_blocks(self, count: int, new_blocks: np.ndarray | None) -> None:
+        """The first `count` running requests grow to ceil(computed / block_size) blocks, taken from the free pool.
+
+        `new_blocks`: how many each takes, if already known (``_new_blocks`` before the run).
+        """
+        held = self.columns.counts[_GPU_BLOCKS, :count]
+        if new_blocks is None:
+            new_blocks = self._new_blocks(self.columns.counts[_COMPUTED, :count], held, 0)
+        held += new_blocks
+        self._take(int(np.add.reduce(new_blocks)))
 
     # ------------------------------------------------------------ the result
 
