@@ -45,6 +45,10 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from streamlit.runtime.runtime import Runtime
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The project's packages: every module in them is imported.
@@ -82,6 +86,11 @@ _GRAPH_OBJECT = re.compile(r"\bgo\.((?:[a-z_]+\.)*[A-Z]\w*)")
 REPORT_ENV = "KVLAB_WARM_REPORT"
 #: ``KVLAB_BATCH_WAKEUPS=0`` turns off ``batch_session_wakeups`` (to measure what it saves).
 BATCH_ENV = "KVLAB_BATCH_WAKEUPS"
+#: What ``batch_session_wakeups`` replaces in Streamlit 1.67: (module, class, method).
+PATCHED = (
+    ("streamlit.runtime.app_session", "AppSession", "_call_soon_on_event_loop"),
+    ("streamlit.runtime.runtime", "Runtime", "_enqueued_some_message"),
+)
 #: The attribute of an AppSession holding its ``_Handoff``.
 HANDOFF_ATTRIBUTE = "_kvlab_handoff"
 #: glibc malloc arenas the server may use (``MALLOC_ARENA_MAX`` when set wins); glibc's own default is 8 per core.
@@ -232,14 +241,16 @@ def batch_session_wakeups() -> bool:
     ``call_soon_threadsafe`` (``AppSession._call_soon_on_event_loop``): a write to the loop's wake-up socket, a
     wake-up of the loop thread and a hand-over of the interpreter lock, about 100 times a rerun. Here the
     callbacks of one session queue up (``_Handoff``) and the loop is woken once for all that are waiting; they
-    still run on the loop, in the order they were sent. Off with ``KVLAB_BATCH_WAKEUPS=0`` (to measure). False
-    when the Streamlit installed has no such method (tests/serving/test_session_handoff.py fails on the pinned
-    release if it goes away).
+    still run on the loop, in the order they were sent. As they run, each tells the runtime a message waits to
+    be sent, which also went through ``call_soon_threadsafe`` (``Runtime._enqueued_some_message``): on the loop's
+    own thread that is now a plain ``Event.set`` (``enqueued_some_message``). Off with ``KVLAB_BATCH_WAKEUPS=0``
+    (to measure). False, and nothing replaced, when the Streamlit installed lacks one of the methods (``PATCHED``;
+    tests/serving/test_session_handoff.py fails on the pinned release if one goes away).
     """
     from streamlit.runtime.app_session import AppSession
+    from streamlit.runtime.runtime import Runtime
 
-    original = getattr(AppSession, "_call_soon_on_event_loop", None)
-    if original is None:
+    if not all(hasattr(getattr(importlib.import_module(module), owner), name) for module, owner, name in PATCHED):
         return False
 
     def call_soon_on_event_loop(self: AppSession, callback: Callable[[], None]) -> None:
@@ -256,7 +267,25 @@ def batch_session_wakeups() -> bool:
                 raise
 
     AppSession._call_soon_on_event_loop = call_soon_on_event_loop
+    Runtime._enqueued_some_message = enqueued_some_message
     return True
+
+
+def enqueued_some_message(self: Runtime) -> None:
+    """``Runtime._enqueued_some_message`` without a wake-up from the loop's own thread, where the batches now run.
+
+    Streamlit's sets its "messages to send" event through ``call_soon_threadsafe`` from any thread: a write
+    to the loop's wake-up socket per message. On the loop's thread the event is set at once.
+    """
+    objects = self._get_async_objs()
+    try:
+        on_loop = asyncio.get_running_loop() is objects.eventloop
+    except RuntimeError:  # no loop runs in this thread: a script's
+        on_loop = False
+    if on_loop:
+        objects.need_send_data.set()
+    else:
+        objects.eventloop.call_soon_threadsafe(objects.need_send_data.set)
 
 
 def write_report(path: str, modules: list[str], seconds: float) -> None:

@@ -484,7 +484,8 @@ def row_table(rows: Sequence[Sequence[Any]], columns: Sequence[str]) -> None:
     path for anything else, each table cost about 2 ms of a rerun's CPU (/agent_1m draws three).
     """
     if all(isinstance(cell, str) for row in rows for cell in row):
-        st.table(_indexed_text_table(rows, columns))
+        # hide_index given: left to guess, Streamlit turns the Arrow table into a DataFrame to look at its index.
+        st.table(_indexed_text_table(rows, columns), hide_index=False)
         return
     index = pd.Index([row[0] for row in rows], name=columns[0])
     st.table(pd.DataFrame([list(row[1:]) for row in rows], columns=list(columns[1:]), index=index))

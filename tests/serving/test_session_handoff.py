@@ -9,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from streamlit.runtime.app_session import AppSession
+from streamlit.runtime.runtime import Runtime
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 import serve_app
@@ -55,15 +56,41 @@ def test_a_callback_queued_during_a_drain_runs_on_the_next_turn_after_the_others
     assert not handoff.scheduled and not handoff.callbacks
 
 
-def test_the_pinned_streamlit_has_the_method_the_launcher_replaces(monkeypatch):
-    """If a Streamlit upgrade renames it, this fails instead of the batching silently going away."""
+def keep_streamlits_methods(monkeypatch) -> None:
+    """Put Streamlit's own methods back after the test (the launcher replaces them for the whole process)."""
     monkeypatch.setattr(AppSession, "_call_soon_on_event_loop", AppSession._call_soon_on_event_loop)
+    monkeypatch.setattr(Runtime, "_enqueued_some_message", Runtime._enqueued_some_message)
+
+
+def test_the_pinned_streamlit_has_the_methods_the_launcher_replaces(monkeypatch):
+    """If a Streamlit upgrade renames one, this fails instead of the batching silently going away."""
+    keep_streamlits_methods(monkeypatch)
     assert serve_app.batch_session_wakeups()
     assert AppSession._call_soon_on_event_loop.__module__ == serve_app.__name__
+    assert Runtime._enqueued_some_message is serve_app.enqueued_some_message
+
+
+def test_a_message_enqueued_on_the_loop_sets_the_send_event_without_a_wakeup():
+    loop = CountingLoop()
+    objects = SimpleNamespace(eventloop=loop, need_send_data=asyncio.Event())
+    runtime = SimpleNamespace(_get_async_objs=lambda: objects)
+
+    async def on_the_loop() -> None:
+        serve_app.enqueued_some_message(runtime)  # type: ignore[arg-type]
+
+    loop.run_until_complete(on_the_loop())
+    assert objects.need_send_data.is_set() and loop.wakeups == 0
+    objects.need_send_data.clear()
+    sender = threading.Thread(target=serve_app.enqueued_some_message, args=(runtime,))
+    sender.start()
+    sender.join()
+    loop.run_until_complete(asyncio.sleep(0.01))
+    loop.close()
+    assert objects.need_send_data.is_set() and loop.wakeups == 1
 
 
 def test_a_session_whose_loop_closed_drops_its_messages_as_streamlit_does(monkeypatch):
-    monkeypatch.setattr(AppSession, "_call_soon_on_event_loop", AppSession._call_soon_on_event_loop)
+    keep_streamlits_methods(monkeypatch)
     serve_app.batch_session_wakeups()
     loop = asyncio.new_event_loop()
     loop.close()
