@@ -24,6 +24,7 @@ from kvcore.scheduler import (
     PREEMPTION_MODES,
     ServerConfig,
     SimulationResult,
+    SimulationSummary,
     Workload,
     blocks_for_no_preemption,
     generate_requests,
@@ -66,8 +67,8 @@ def run(
     prefix_caching: bool,
     full_prompt: bool,
     seed: int,
-) -> tuple[Workload, ServerConfig, int, SimulationResult]:
-    """The trace, the server, the blocks that rule out preemption, and the simulation (cached per input).
+) -> tuple[Workload, ServerConfig, int, SimulationResult, SimulationSummary]:
+    """The trace, the server, the blocks that rule out preemption, the simulation and its summary (cached per input).
 
     The pool has pool_percent % of ``blocks_for_no_preemption`` for this trace's longest
     request, at least one block; its step costs are the model's on the GPU. Recompute:
@@ -111,7 +112,8 @@ def run(
             prefix_caching=server.prefix_caching and prefix_caching,
             reserve_full_prompt=server.reserve_full_prompt and full_prompt,
         )
-    return workload, server, needed, simulate(trace, server)
+    result = simulate(trace, server)
+    return workload, server, needed, result, summarize(result)
 
 
 @lesson.cache_data(show_spinner=False)
@@ -304,7 +306,7 @@ with controls:
     )
 
 try:
-    workload, server, needed, result = run(
+    workload, server, needed, result, summary = run(
         model.id,
         gpu.id,
         float(rate),
@@ -321,7 +323,6 @@ try:
         bool(full_prompt),
         int(seed),
     )
-    summary = summarize(result)
     per_block = block_bytes(model, block_size=server.block_size, bytes_per_value=2.0)
     pool_bytes = server.num_blocks * per_block
     weights = kvcore.model_weights_bytes(model, bytes_per_param=kvcore.bytes_per_value(model.weights_dtype))

@@ -45,7 +45,8 @@ def engines_answer(
     """A table: each engine's KV cache per GPU and the requests of `context_tokens` it serves at once."""
     bits = cache_bits(kv_bytes_per_value)
     try:
-        rows = compared(model, gpu, int(context_tokens), int(gpus), bits)
+        # By name: Streamlit finds a positional argument's name with inspect.signature at every call.
+        rows = compared(model=model, gpu=gpu, context_tokens=int(context_tokens), gpus=int(gpus), cache_bits=bits)
     except ValueError as error:
         st.caption(t("engine_table.unavailable", reason=error_text(error)))
         return
