@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 import pytest
+import streamlit as st
 from streamlit import dataframe_util
 from streamlit.testing.v1 import AppTest
 
@@ -335,3 +336,23 @@ def test_a_row_table_of_texts_is_the_arrow_table_pandas_would_make_with_its_firs
     assert texts.index.name == "what" and list(texts.index) == ["row 1", "row 2"]
     assert list(texts.columns) == ["size", "note"] and list(texts["note"]) == ["x", "y"]
     assert numbers.index.name == "what" and list(numbers["number"]) == [1.5, 2.0]
+
+
+def test_a_lessons_cached_function_is_called_by_name_whichever_way_the_lesson_calls_it(monkeypatch):
+    """``lesson.cache_data`` hands Streamlit every argument by name (no ``inspect.signature`` per call)."""
+    calls: list[tuple[int, int]] = []
+
+    def area(width: int, height: int = 1) -> int:
+        calls.append((width, height))
+        return width * height
+
+    cached = lesson._by_keyword(st.cache_data(show_spinner=False)(area), area)
+    assert cached.__wrapped__ is area  # type: ignore[attr-defined]  # functools.wraps: its name and docstring
+    looked_up: list[object] = []
+    monkeypatch.setattr(
+        "streamlit.runtime.caching.cache_utils._get_positional_arg_name", lambda *args: looked_up.append(args)
+    )
+    assert cached(3, 4) == cached(width=3, height=4) == cached(3, height=4) == 12
+    assert calls == [(3, 4)] and not looked_up  # one entry, and Streamlit never looked up a positional name
+    cached.clear()
+    assert cached(3, 4) == 12 and calls == [(3, 4), (3, 4)]
