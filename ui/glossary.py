@@ -17,7 +17,7 @@ import streamlit as st
 
 import ui
 from course.glossary import LESSON_TERMS, TERMS, Term
-from ui import course, t
+from ui import course, lesson, t
 from ui.facts import shown
 
 GLOSSARY_PAGE = "lessons/glossary.py"
@@ -43,8 +43,13 @@ def facts_of(term: Term) -> dict[str, str]:
 def terms_used(stem: str) -> None:
     """The line under a lesson: links to the glossary entries of its terms, and to its quiz.
 
-    Also notes that the lesson was opened (the course page shows it beside the step).
+    Also notes that the lesson was opened (the course page shows it beside the step). A lesson footer
+    (``lesson.footer``): drawn once per whole run, below the lesson, not at each of its slider moves.
     """
+    lesson.footer(lambda: _terms_used(stem))
+
+
+def _terms_used(stem: str) -> None:
     course.visited(stem)
     st.divider()
     with st.container(horizontal=True, gap="small", vertical_alignment="center"):

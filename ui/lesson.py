@@ -1093,7 +1093,7 @@ def rerun_alone(file: str) -> None:
 
     @st.fragment
     def lesson_fragment() -> None:
-        _running_alone.active = True
+        _running_alone.active, _running_alone.file = True, file
         try:
             with language_fixed():
                 exec(code, {"__file__": file, "__name__": "__main__"})
@@ -1101,8 +1101,39 @@ def rerun_alone(file: str) -> None:
         finally:
             _running_alone.active = False
 
-    lesson_fragment()
+    _running_alone.whole_run, _running_alone.footer = True, None
+    try:
+        lesson_fragment()
+    finally:
+        _running_alone.whole_run = False
+    draw, _running_alone.footer = _running_alone.footer, None
+    if draw is None:  # the lesson stopped before its footer (st.stop on a bad input)
+        st.session_state.pop(FOOTER_KEY, None)
+    else:
+        draw()
+        st.session_state[FOOTER_KEY] = file
     raise LessonDone
+
+
+#: The lesson file whose footer the last whole run drew below the lesson's fragment (``footer``).
+FOOTER_KEY = "_lesson_footer"
+
+
+def footer(draw: Callable[[], None]) -> None:
+    """The lesson's last lines, drawn by `draw` below its fragment: once per whole run, not at each slider move.
+
+    Nothing in them depends on the lesson's own controls (the glossary's links, the quiz), so the lesson's
+    reruns need not send them again: inside ``rerun_alone`` the whole run draws them after the fragment, in
+    the page, and the fragment's own reruns leave them where they are. A fragment rerun draws them itself only
+    when the last whole run stopped before them (a bad input), so they are never missing; outside a lesson
+    fragment they are drawn at once.
+    """
+    if not getattr(_running_alone, "active", False):
+        draw()
+    elif getattr(_running_alone, "whole_run", False):
+        _running_alone.footer = draw
+    elif st.session_state.get(FOOTER_KEY) != _running_alone.file:
+        draw()
 
 
 @functools.cache

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from i18n import LANGUAGES, translate
 from tests.app.figures import chart_figures
 from tests.app.helpers import TRICKY_PAIRS, open_page
-from ui import lesson
+from ui import course, lesson
 
 ROOT = Path(__file__).resolve().parents[2]
 LESSONS = sorted((ROOT / "lessons").glob("*.py"))
@@ -356,3 +356,42 @@ def test_a_lessons_cached_function_is_called_by_name_whichever_way_the_lesson_ca
     assert calls == [(3, 4)] and not looked_up  # one entry, and Streamlit never looked up a positional name
     cached.clear()
     assert cached(3, 4) == 12 and calls == [(3, 4), (3, 4)]
+
+
+def _footer_script() -> None:
+    import streamlit as st
+
+    from ui import lesson
+
+    state = lesson._running_alone
+    drawn: list[str] = []
+    # A whole run: the footer waits for rerun_alone, which draws it below the fragment.
+    state.active, state.whole_run, state.file, state.footer = True, True, "lessons/x.py", None
+    lesson.footer(lambda: drawn.append("whole"))
+    waiting = state.footer is not None
+    # A rerun of the fragment alone, after a whole run that drew it: nothing is sent again.
+    state.whole_run = False
+    st.session_state[lesson.FOOTER_KEY] = "lessons/x.py"
+    lesson.footer(lambda: drawn.append("fragment, drawn below"))
+    # ... after a whole run that stopped before it: the fragment draws it, so it is never missing.
+    st.session_state.pop(lesson.FOOTER_KEY)
+    lesson.footer(lambda: drawn.append("fragment, missing below"))
+    # Outside a lesson's fragment: at once.
+    state.active = False
+    lesson.footer(lambda: drawn.append("outside"))
+    state.footer = None
+    st.write(f"waiting={waiting} drawn={drawn}")
+
+
+def test_a_lessons_footer_is_sent_once_per_whole_run_and_never_missing():
+    shown = AppTest.from_function(_footer_script, default_timeout=30).run()
+    assert not shown.exception
+    assert shown.markdown[0].value == "waiting=True drawn=['fragment, missing below', 'outside']"
+
+
+def test_a_whole_run_draws_the_glossary_footer_below_the_lesson_and_remembers_it(app):
+    open_page(app, "lessons/preemption.py")
+    assert app.session_state[lesson.FOOTER_KEY].endswith("preemption.py")
+    quiz = translate("en", "glossary.quiz_link", lesson=translate("en", course.LESSON_TITLES["preemption"]))
+    page = app.main.children
+    assert page[max(page)].label == quiz  # the page's last element, outside the lesson's fragment (a container)

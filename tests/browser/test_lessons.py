@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from i18n import LANGUAGES, translate
+from ui.course import LESSON_TITLES
 
 from .conftest import IDLE, patient
 
@@ -107,6 +108,9 @@ def test_an_arrow_key_changes_the_chart_and_the_url_and_the_copied_url_restores_
     assert data != data_before
     page.wait_for_url(lambda url: url != url_before)
     value = first_slider(page).input_value()
+    if stem in LESSON_TITLES:  # a lesson's footer (its glossary and quiz links) is drawn by the whole run,
+        quiz = translate("en", "glossary.quiz_link", lesson=translate("en", LESSON_TITLES[stem]))
+        expect(page.get_by_test_id("stPageLink").filter(has_text=quiz)).to_have_count(1)  # outside its fragment
 
     copy = page.context.new_page()
     open_lesson(copy, page.url)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import functools
 import sys
 import threading
 from pathlib import Path
@@ -15,6 +17,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 import serve_app
 
 
+def on_a_fresh_thread(test):  # type: ignore[no-untyped-def]
+    """Run the test in a thread of its own: an earlier test of the suite may leave a loop marked running here."""
+
+    @functools.wraps(test)
+    def run(*args, **kwargs):  # type: ignore[no-untyped-def]
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            return pool.submit(test, *args, **kwargs).result()
+
+    return run
+
+
 class CountingLoop(asyncio.SelectorEventLoop):
     """An event loop that counts its wake-ups from other threads."""
 
@@ -25,6 +38,7 @@ class CountingLoop(asyncio.SelectorEventLoop):
         return super().call_soon_threadsafe(callback, *args, context=context)
 
 
+@on_a_fresh_thread
 def test_callbacks_sent_while_the_loop_is_busy_run_in_order_after_one_wakeup():
     loop = CountingLoop()
     handoff = serve_app._Handoff(loop)
@@ -38,6 +52,7 @@ def test_callbacks_sent_while_the_loop_is_busy_run_in_order_after_one_wakeup():
     assert loop.wakeups == 1
 
 
+@on_a_fresh_thread
 def test_a_callback_queued_during_a_drain_runs_on_the_next_turn_after_the_others():
     loop = CountingLoop()
     handoff = serve_app._Handoff(loop)
@@ -70,6 +85,7 @@ def test_the_pinned_streamlit_has_the_methods_the_launcher_replaces(monkeypatch)
     assert Runtime._enqueued_some_message is serve_app.enqueued_some_message
 
 
+@on_a_fresh_thread
 def test_a_message_enqueued_on_the_loop_sets_the_send_event_without_a_wakeup():
     loop = CountingLoop()
     objects = SimpleNamespace(eventloop=loop, need_send_data=asyncio.Event())
