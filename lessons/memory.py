@@ -515,141 +515,154 @@ else:
         )
     )
 
-# ---------------------------------------------------------------- seed 002's table, recomputed
 
-st.subheader(t("memory.seed_title"))
-st.markdown(t("memory.seed_text"))
-catalogue = ui.models()
-rows = []
-for row in seeds.SEED_002_CACHE_TABLE:
-    real_model, seed_context = catalogue[row.model_id], row.context_tokens
-    rows.append(
-        {
-            t("memory.seed_col_model"): row.seed_name,
-            t("memory.seed_col_here"): t(
-                "memory.seed_here",
-                name=real_model.name,
-                kind=real_model.attention_type,
-                kv_heads=ui.plural("kv_heads.count", real_model.num_key_value_heads),
-                heads=real_model.num_attention_heads,
-            ),
-            t("memory.seed_col_context"): ui.num(format_tokens(seed_context)),
-            t("memory.seed_col_says"): ui.num(f"{row.says_gb:g} GB"),
-            t("memory.seed_col_mha"): lesson.mem(float(mha_cache_bytes(real_model, context_tokens=seed_context))),
-            t("memory.seed_col_real"): lesson.mem(
-                float(kvcore.kv_cache_bytes(real_model, context_tokens=seed_context))
-            ),
-        }
-    )
-lesson.table(rows)
-llama_8b, llama_70b = catalogue["llama-3.1-8b"], catalogue["llama-3.1-70b"]
-seed_8b_4k = float(mha_cache_bytes(llama_8b, context_tokens=4096))
-st.markdown(
-    t(
-        "memory.seed_units",
-        gib=ui.num(format_gib(seed_8b_4k)),
-        gb=ui.num(format_gb(seed_8b_4k)),
-        saving_8b=ui.num(percent(kvcore.saving_vs_mha(llama_8b, context_tokens=4096), decimals=1)),
-        saving_70b=ui.num(percent(kvcore.saving_vs_mha(llama_70b, context_tokens=4096), decimals=1)),
-    )
-)
-st.caption(t("memory.seed_gpt4"))
+def course_tables() -> None:
+    """The course's tables recomputed: seed 002's caches and its 30 GB story, seed 000's one sequence.
 
-story_model = catalogue[STORY.model_id]
-story_gpu = ui.gpus()[STORY.gpu_id]
-story_b = kvcore.bytes_per_value(STORY.dtype)
-story_mha = kvcore.with_changes(story_model, num_key_value_heads=story_model.num_attention_heads)
-story = {"context_tokens": STORY.context_tokens, "kv_bytes_per_value": story_b, "weights_bytes_per_param": story_b}
-story_weights = kvcore.model_weights_bytes(story_model, bytes_per_param=story_b)
-story_total_mha = float(total_memory_bytes(story_mha, **story))
-story_total_real = float(total_memory_bytes(story_model, **story))
-st.markdown(
-    t(
-        "memory.seed_story",
-        model=story_model.name,
-        gpu=story_gpu.name,
-        says_weights=f"{STORY.says_weights_gb:g}",
-        says_cache=f"{STORY.says_cache_gb:g}",
-        says_total=f"{STORY.says_total_gb:g}",
-        says_gpus=STORY.says_gpus,
-        weights_gb=ui.num(format_gb(story_weights)),
-        weights_gib=ui.num(format_gib(story_weights)),
-        mha_cache=ui.num(
-            format_gib(
-                float(mha_cache_bytes(story_model, context_tokens=STORY.context_tokens, bytes_per_value=story_b))
-            )
-        ),
-        mha_total=lesson.mem(story_total_mha),
-        mha_gpus=int(gpus_needed(total_bytes=story_total_mha, memory_bytes=story_gpu.memory_bytes)),
-        kv_heads=story_model.num_key_value_heads,
-        heads=story_model.num_attention_heads,
-        real_cache=lesson.mem(
-            float(kvcore.kv_cache_bytes(story_model, context_tokens=story["context_tokens"], bytes_per_value=story_b))
-        ),
-        real_total=lesson.mem(story_total_real),
-        real_gpus=int(gpus_needed(total_bytes=story_total_real, memory_bytes=story_gpu.memory_bytes)),
-        memory=lesson.mem(story_gpu.memory_bytes),
-    )
-)
+    They read the catalogue, never this lesson's controls: drawn once per whole run (``lesson.footer``).
+    """
+    # ---------------------------------------------------------------- seed 002's table, recomputed
 
-# ---------------------------------------------------------------- seed 000's table: one sequence at 8k, 32k, 128k
-
-table_model = catalogue[seeds.SEED_000_MODEL_ID]
-st.subheader(t("memory.table000_title"))
-st.markdown(
-    t(
-        "memory.table000_text",
-        model=table_model.name,
-        layers=table_model.num_hidden_layers,
-        heads=table_model.num_attention_heads,
-        head_dim=table_model.head_dim,
-    )
-)
-table000_rows, table000_exact, table000_per_token = [], True, []
-for row in seeds.SEED_000_TABLE:
-    spec = kvcore.with_changes(table_model, num_key_value_heads=row.num_key_value_heads)
-    row_b = kvcore.bytes_per_value(row.kv_dtype)
-    row_per_token = kvcore.kv_bytes_per_token(spec, bytes_per_value=row_b)
-    row_sizes = [
-        float(kvcore.sequence_kv_bytes(spec, context_tokens=context, bytes_per_value=row_b))
-        for context in seeds.SEED_000_CONTEXT_TOKENS
-    ]
-    table000_per_token.append(row_per_token)
-    table000_exact &= row_per_token == row.per_token_bytes and tuple(row_sizes) == row.cache_bytes
-    configuration = t(
-        "memory.table000_row",
-        kind=spec.attention_type,
-        kv_heads=ui.plural("kv_heads.count", row.num_key_value_heads),
-        dtype=row.kv_dtype.upper(),
-    )
-    columns = [t("memory.table000_col_per_token")] + [
-        t("memory.table000_col_context", tokens=ui.num(format_tokens(context)))
-        for context in seeds.SEED_000_CONTEXT_TOKENS
-    ]
-    says = [ui.num(format_bytes(row.per_token_bytes))] + [ui.num(format_gib(size)) for size in row.cache_bytes]
-    computed = [lesson.size(row_per_token)] + [lesson.mem(size) for size in row_sizes]
-    for source, values in ((t("memory.table000_source_text"), says), (t("memory.table000_source_kvcore"), computed)):
-        table000_rows.append(
+    st.subheader(t("memory.seed_title"))
+    st.markdown(t("memory.seed_text"))
+    catalogue = ui.models()
+    rows = []
+    for row in seeds.SEED_002_CACHE_TABLE:
+        real_model, seed_context = catalogue[row.model_id], row.context_tokens
+        rows.append(
             {
-                t("memory.table000_col_config"): configuration,
-                t("memory.table000_col_source"): source,
-                **dict(zip(columns, values, strict=True)),
+                t("memory.seed_col_model"): row.seed_name,
+                t("memory.seed_col_here"): t(
+                    "memory.seed_here",
+                    name=real_model.name,
+                    kind=real_model.attention_type,
+                    kv_heads=ui.plural("kv_heads.count", real_model.num_key_value_heads),
+                    heads=real_model.num_attention_heads,
+                ),
+                t("memory.seed_col_context"): ui.num(format_tokens(seed_context)),
+                t("memory.seed_col_says"): ui.num(f"{row.says_gb:g} GB"),
+                t("memory.seed_col_mha"): lesson.mem(float(mha_cache_bytes(real_model, context_tokens=seed_context))),
+                t("memory.seed_col_real"): lesson.mem(
+                    float(kvcore.kv_cache_bytes(real_model, context_tokens=seed_context))
+                ),
             }
         )
-lesson.table(table000_rows)
-mha_row, gqa_row, fp8_row = table000_per_token
-st.markdown(
-    t(
-        "memory.table000_same" if table000_exact else "memory.table000_differs",
-        mha_factor=ui.num(f"{mha_row / gqa_row:g}"),
-        fp8_factor=ui.num(f"{gqa_row / fp8_row:g}"),
-        mha_kv=seeds.SEED_000_MHA_ROW.num_key_value_heads,
-        gqa_kv=seeds.SEED_000_GQA_ROW.num_key_value_heads,
+    lesson.table(rows)
+    llama_8b, llama_70b = catalogue["llama-3.1-8b"], catalogue["llama-3.1-70b"]
+    seed_8b_4k = float(mha_cache_bytes(llama_8b, context_tokens=4096))
+    st.markdown(
+        t(
+            "memory.seed_units",
+            gib=ui.num(format_gib(seed_8b_4k)),
+            gb=ui.num(format_gb(seed_8b_4k)),
+            saving_8b=ui.num(percent(kvcore.saving_vs_mha(llama_8b, context_tokens=4096), decimals=1)),
+            saving_70b=ui.num(percent(kvcore.saving_vs_mha(llama_70b, context_tokens=4096), decimals=1)),
+        )
     )
-)
-if lesson.memory_unit() == "GB":
-    st.caption(
-        t("memory.table000_units_gb", gib=ui.num(format_gib(row_sizes[-1])), gb=ui.num(format_gb(row_sizes[-1])))
+    st.caption(t("memory.seed_gpt4"))
+
+    story_model = catalogue[STORY.model_id]
+    story_gpu = ui.gpus()[STORY.gpu_id]
+    story_b = kvcore.bytes_per_value(STORY.dtype)
+    story_mha = kvcore.with_changes(story_model, num_key_value_heads=story_model.num_attention_heads)
+    story = {"context_tokens": STORY.context_tokens, "kv_bytes_per_value": story_b, "weights_bytes_per_param": story_b}
+    story_weights = kvcore.model_weights_bytes(story_model, bytes_per_param=story_b)
+    story_total_mha = float(total_memory_bytes(story_mha, **story))
+    story_total_real = float(total_memory_bytes(story_model, **story))
+    st.markdown(
+        t(
+            "memory.seed_story",
+            model=story_model.name,
+            gpu=story_gpu.name,
+            says_weights=f"{STORY.says_weights_gb:g}",
+            says_cache=f"{STORY.says_cache_gb:g}",
+            says_total=f"{STORY.says_total_gb:g}",
+            says_gpus=STORY.says_gpus,
+            weights_gb=ui.num(format_gb(story_weights)),
+            weights_gib=ui.num(format_gib(story_weights)),
+            mha_cache=ui.num(
+                format_gib(
+                    float(mha_cache_bytes(story_model, context_tokens=STORY.context_tokens, bytes_per_value=story_b))
+                )
+            ),
+            mha_total=lesson.mem(story_total_mha),
+            mha_gpus=int(gpus_needed(total_bytes=story_total_mha, memory_bytes=story_gpu.memory_bytes)),
+            kv_heads=story_model.num_key_value_heads,
+            heads=story_model.num_attention_heads,
+            real_cache=lesson.mem(
+                float(
+                    kvcore.kv_cache_bytes(story_model, context_tokens=story["context_tokens"], bytes_per_value=story_b)
+                )
+            ),
+            real_total=lesson.mem(story_total_real),
+            real_gpus=int(gpus_needed(total_bytes=story_total_real, memory_bytes=story_gpu.memory_bytes)),
+            memory=lesson.mem(story_gpu.memory_bytes),
+        )
     )
 
+    # ---------------------------------------------------------------- seed 000's table: one sequence at 8k, 32k, 128k
+
+    table_model = catalogue[seeds.SEED_000_MODEL_ID]
+    st.subheader(t("memory.table000_title"))
+    st.markdown(
+        t(
+            "memory.table000_text",
+            model=table_model.name,
+            layers=table_model.num_hidden_layers,
+            heads=table_model.num_attention_heads,
+            head_dim=table_model.head_dim,
+        )
+    )
+    table000_rows, table000_exact, table000_per_token = [], True, []
+    for row in seeds.SEED_000_TABLE:
+        spec = kvcore.with_changes(table_model, num_key_value_heads=row.num_key_value_heads)
+        row_b = kvcore.bytes_per_value(row.kv_dtype)
+        row_per_token = kvcore.kv_bytes_per_token(spec, bytes_per_value=row_b)
+        row_sizes = [
+            float(kvcore.sequence_kv_bytes(spec, context_tokens=context, bytes_per_value=row_b))
+            for context in seeds.SEED_000_CONTEXT_TOKENS
+        ]
+        table000_per_token.append(row_per_token)
+        table000_exact &= row_per_token == row.per_token_bytes and tuple(row_sizes) == row.cache_bytes
+        configuration = t(
+            "memory.table000_row",
+            kind=spec.attention_type,
+            kv_heads=ui.plural("kv_heads.count", row.num_key_value_heads),
+            dtype=row.kv_dtype.upper(),
+        )
+        columns = [t("memory.table000_col_per_token")] + [
+            t("memory.table000_col_context", tokens=ui.num(format_tokens(context)))
+            for context in seeds.SEED_000_CONTEXT_TOKENS
+        ]
+        says = [ui.num(format_bytes(row.per_token_bytes))] + [ui.num(format_gib(size)) for size in row.cache_bytes]
+        computed = [lesson.size(row_per_token)] + [lesson.mem(size) for size in row_sizes]
+        for source, values in (
+            (t("memory.table000_source_text"), says),
+            (t("memory.table000_source_kvcore"), computed),
+        ):
+            table000_rows.append(
+                {
+                    t("memory.table000_col_config"): configuration,
+                    t("memory.table000_col_source"): source,
+                    **dict(zip(columns, values, strict=True)),
+                }
+            )
+    lesson.table(table000_rows)
+    mha_row, gqa_row, fp8_row = table000_per_token
+    st.markdown(
+        t(
+            "memory.table000_same" if table000_exact else "memory.table000_differs",
+            mha_factor=ui.num(f"{mha_row / gqa_row:g}"),
+            fp8_factor=ui.num(f"{gqa_row / fp8_row:g}"),
+            mha_kv=seeds.SEED_000_MHA_ROW.num_key_value_heads,
+            gqa_kv=seeds.SEED_000_GQA_ROW.num_key_value_heads,
+        )
+    )
+    if lesson.memory_unit() == "GB":
+        st.caption(
+            t("memory.table000_units_gb", gib=ui.num(format_gib(row_sizes[-1])), gb=ui.num(format_gb(row_sizes[-1])))
+        )
+
+
+lesson.footer(course_tables)
 glossary.terms_used("memory")

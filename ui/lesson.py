@@ -1101,17 +1101,18 @@ def rerun_alone(file: str) -> None:
         finally:
             _running_alone.active = False
 
-    _running_alone.whole_run, _running_alone.footer = True, None
+    _running_alone.whole_run, _running_alone.footer = True, []
     try:
         lesson_fragment()
     finally:
         _running_alone.whole_run = False
-    draw, _running_alone.footer = _running_alone.footer, None
-    if draw is None:  # the lesson stopped before its footer (st.stop on a bad input)
-        st.session_state.pop(FOOTER_KEY, None)
-    else:
-        draw()
+    parts, _running_alone.footer = _running_alone.footer, []
+    if parts:
+        for draw in parts:
+            draw()
         st.session_state[FOOTER_KEY] = file
+    else:  # the lesson stopped before its footer (st.stop on a bad input), or has none
+        st.session_state.pop(FOOTER_KEY, None)
     raise LessonDone
 
 
@@ -1120,18 +1121,19 @@ FOOTER_KEY = "_lesson_footer"
 
 
 def footer(draw: Callable[[], None]) -> None:
-    """The lesson's last lines, drawn by `draw` below its fragment: once per whole run, not at each slider move.
+    """A last part of the lesson, drawn by `draw` below its fragment: once per whole run, not at each slider move.
 
-    Nothing in them depends on the lesson's own controls (the glossary's links, the quiz), so the lesson's
-    reruns need not send them again: inside ``rerun_alone`` the whole run draws them after the fragment, in
-    the page, and the fragment's own reruns leave them where they are. A fragment rerun draws them itself only
-    when the last whole run stopped before them (a bad input), so they are never missing; outside a lesson
-    fragment they are drawn at once.
+    For what does not depend on the lesson's own controls (the glossary's links and the quiz; the memory
+    calculator's tables of the course's figures): the lesson's reruns need not send it again. Inside
+    ``rerun_alone`` the whole run draws the parts, in order, after the fragment, in the page, and the
+    fragment's own reruns leave them where they are. A fragment rerun draws them itself only when the last
+    whole run stopped before them (a bad input), so they are never missing; outside a lesson fragment they are
+    drawn at once. Every call must come after the lesson's last element of its own.
     """
     if not getattr(_running_alone, "active", False):
         draw()
     elif getattr(_running_alone, "whole_run", False):
-        _running_alone.footer = draw
+        _running_alone.footer.append(draw)
     elif st.session_state.get(FOOTER_KEY) != _running_alone.file:
         draw()
 

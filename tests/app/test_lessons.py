@@ -366,9 +366,10 @@ def _footer_script() -> None:
     state = lesson._running_alone
     drawn: list[str] = []
     # A whole run: the footer waits for rerun_alone, which draws it below the fragment.
-    state.active, state.whole_run, state.file, state.footer = True, True, "lessons/x.py", None
+    state.active, state.whole_run, state.file, state.footer = True, True, "lessons/x.py", []
     lesson.footer(lambda: drawn.append("whole"))
-    waiting = state.footer is not None
+    lesson.footer(lambda: drawn.append("whole, second part"))
+    waiting = len(state.footer)
     # A rerun of the fragment alone, after a whole run that drew it: nothing is sent again.
     state.whole_run = False
     st.session_state[lesson.FOOTER_KEY] = "lessons/x.py"
@@ -379,14 +380,14 @@ def _footer_script() -> None:
     # Outside a lesson's fragment: at once.
     state.active = False
     lesson.footer(lambda: drawn.append("outside"))
-    state.footer = None
+    state.footer = []
     st.write(f"waiting={waiting} drawn={drawn}")
 
 
 def test_a_lessons_footer_is_sent_once_per_whole_run_and_never_missing():
     shown = AppTest.from_function(_footer_script, default_timeout=30).run()
     assert not shown.exception
-    assert shown.markdown[0].value == "waiting=True drawn=['fragment, missing below', 'outside']"
+    assert shown.markdown[0].value == "waiting=2 drawn=['fragment, missing below', 'outside']"
 
 
 def test_a_whole_run_draws_the_glossary_footer_below_the_lesson_and_remembers_it(app):
