@@ -351,95 +351,6 @@ st.markdown(
 )
 st.markdown(t("attention_variants.quality"))
 
-# ---------------------------------------------------------------- the course texts, checked
-
-st.subheader(t("attention_variants.seeds_title"))
-try:
-    seed_shape = catalogue[seeds.SEED_002_GQA_TABLE_MODEL_ID]
-    seed_variants = attention_variants(seed_shape, gqa_kv_heads=8)
-    seed_per_token = {key: kvcore.kv_bytes_per_token(spec, bytes_per_value=2.0) for key, spec in seed_variants.items()}
-    seed_saving = {
-        key: float(cache_saving_fraction(seed_per_token[key], baseline_bytes_per_token=seed_per_token["MHA"]))
-        for key in ("MHA", "GQA", "MQA")
-    }
-    seed_128k = {
-        key: float(kvcore.kv_cache_bytes(seed_variants[key], context_tokens=131072, bytes_per_value=2.0))
-        for key in ("MHA", "GQA")
-    }
-    seed_fp8_factor = float(
-        cache_reduction_factor(
-            kvcore.kv_bytes_per_token(seed_variants["GQA"], bytes_per_value=kvcore.bytes_per_value("fp8")),
-            baseline_bytes_per_token=seed_per_token["GQA"],
-        )
-    )
-    deepseek = catalogue[seeds.SEED_002_MLA_MODEL_ID]
-    deepseek_latent = kvcore.kv_bytes_per_token(deepseek, bytes_per_value=2.0)
-    deepseek_gqa8 = kvcore.kv_bytes_per_token(attention_variants(deepseek, gqa_kv_heads=8)["GQA"], bytes_per_value=2.0)
-    llama_70b, llama_405b = catalogue[seeds.SEED_MODEL_ID], catalogue[LLAMA_405B_ID]
-    against = {
-        "mha": kvcore.mha_equivalent_bytes_per_token(deepseek, bytes_per_value=2.0),
-        "gqa8": deepseek_gqa8,
-        "llama405": kvcore.kv_bytes_per_token(llama_405b, bytes_per_value=2.0),
-        "llama70": kvcore.kv_bytes_per_token(llama_70b, bytes_per_value=2.0),
-    }
-    mla_factor = {
-        key: float(cache_reduction_factor(deepseek_latent, baseline_bytes_per_token=value))
-        for key, value in against.items()
-    }
-    at_128k = {
-        spec.id: float(kvcore.kv_cache_bytes(spec, context_tokens=131072, bytes_per_value=2.0))
-        for spec in (deepseek, llama_70b, llama_405b)
-    }
-    no_gqa_70b = kvcore.mha_equivalent_bytes_per_token(llama_70b, bytes_per_value=2.0)
-    gqa_cut_70b = float(
-        cache_reduction_factor(
-            kvcore.kv_bytes_per_token(llama_70b, bytes_per_value=2.0), baseline_bytes_per_token=no_gqa_70b
-        )
-    )
-except (KeyError, ValueError) as error:
-    lesson.stop_with(error)
-
-st.markdown(t("attention_variants.seed_table_intro", model=seed_shape.name, heads=seed_shape.num_attention_heads))
-seed_says = {
-    "MHA": t("attention_variants.seed_says_mha"),
-    "GQA": t("attention_variants.seed_says_gqa"),
-    "MQA": t("attention_variants.seed_says_mqa"),
-}
-lesson.table(
-    [
-        {
-            t("attention_variants.seed_col_technique"): key,
-            t("attention_variants.seed_col_q"): seed_variants[key].num_attention_heads,
-            t("attention_variants.seed_col_kv"): seed_variants[key].num_key_value_heads,
-            t("attention_variants.seed_col_per_token"): lesson.size(seed_per_token[key]),
-            t("attention_variants.seed_col_seed"): seed_says[key],
-            t("attention_variants.seed_col_exact"): ui.num(percent(seed_saving[key], decimals=3, trim_zeros=True)),
-        }
-        for key in ("MHA", "GQA", "MQA")
-    ],
-)
-st.markdown(
-    t(
-        "attention_variants.seed_notes",
-        mqa=ui.num(percent(seed_saving["MQA"], decimals=3, trim_zeros=True)),
-        heads=seed_shape.num_attention_heads,
-        mqa_factor=times(seed_shape.num_attention_heads, seps, decimals=1, trim_zeros=True),
-        gqa_factor=times(
-            float(cache_reduction_factor(seed_per_token["GQA"], baseline_bytes_per_token=seed_per_token["MHA"])),
-            seps,
-            decimals=1,
-            trim_zeros=True,
-        ),
-        mha_128k=lesson.mem(seed_128k["MHA"]),
-        gqa_128k=lesson.mem(seed_128k["GQA"]),
-        mha_token=lesson.size(seed_per_token["MHA"]),
-        gqa_token=lesson.size(seed_per_token["GQA"]),
-        no_gqa_70b=ui.num(format_bytes_decimal(no_gqa_70b)),
-        no_gqa_70b_binary=ui.num(format_bytes(no_gqa_70b)),
-        cut_70b=times(gqa_cut_70b, seps, decimals=1, trim_zeros=True),
-        fp8=times(seed_fp8_factor, seps, decimals=1, trim_zeros=True),
-    )
-)
 
 # The one "free" factor (the text "Million-token agents"): the sidebar model's own sharing, in FP16.
 FREE_FACTOR_TEXTS = {
@@ -448,54 +359,160 @@ FREE_FACTOR_TEXTS = {
     "MQA": "attention_variants.free_factor_mqa",
     "MLA": "attention_variants.free_factor_mla",
 }
-try:
-    # Every layer full, the model's own KV heads: only the sharing differs from MHA (MLA keeps its latent).
-    own_sharing = (
-        model
-        if model.attention_type == "MLA"
-        else attention_variants(model, gqa_kv_heads=model.num_key_value_heads)["GQA"]
-    )
-    free_mha = kvcore.mha_equivalent_bytes_per_token(model, bytes_per_value=2.0)
-    free_own = kvcore.kv_bytes_per_token(own_sharing, bytes_per_value=2.0)
-    free_factor = float(cache_reduction_factor(free_own, baseline_bytes_per_token=free_mha))
-except ValueError as error:
-    lesson.stop_with(error)
-st.markdown(t("attention_variants.free_factor_claim", cut_70b=times(gqa_cut_70b, seps, decimals=1, trim_zeros=True)))
-st.markdown(
-    t(
-        FREE_FACTOR_TEXTS[model.attention_type],
-        model=model.name,
-        heads=model.num_attention_heads,
-        kv_heads=model.num_key_value_heads,
-        mha=lesson.size(free_mha),
-        own=lesson.size(free_own),
-        factor=times(free_factor, seps, decimals=1, trim_zeros=True),
-    )
-)
-st.markdown(
-    t(
-        "attention_variants.seed_mla",
-        model=deepseek.name,
-        layers=deepseek.num_hidden_layers,
-        rank=deepseek.kv_lora_rank,
-        rope=deepseek.qk_rope_head_dim,
-        latent=lesson.size(deepseek_latent),
-        latent_bytes=count(deepseek_latent, seps),
-        heads=deepseek.num_attention_heads,
-        head_dim=deepseek.head_dim,
-        mha=lesson.size(against["mha"]),
-        mha_factor=times(mla_factor["mha"], seps, decimals=1, trim_zeros=True),
-        gqa8=lesson.size(against["gqa8"]),
-        gqa8_factor=times(mla_factor["gqa8"], seps, decimals=1, trim_zeros=True),
-        llama405=llama_405b.name,
-        llama405_factor=times(mla_factor["llama405"], seps, decimals=1, trim_zeros=True),
-        llama70=llama_70b.name,
-        llama70_factor=times(mla_factor["llama70"], seps, decimals=1, trim_zeros=True),
-        deepseek_128k=lesson.mem(at_128k[deepseek.id]),
-        llama70_128k=lesson.mem(at_128k[llama_70b.id]),
-        llama405_128k=lesson.mem(at_128k[llama_405b.id]),
-    )
-)
-st.markdown(t("attention_variants.seed_gpt35"))
 
+
+def course_texts_checked() -> None:
+    """The course texts' figures on GQA, MQA and MLA, recomputed, and the sidebar model's own sharing.
+
+    They read the catalogue and the sidebar's model, never this lesson's controls: drawn once per whole run
+    (``lesson.footer``).
+    """
+    # ---------------------------------------------------------------- the course texts, checked
+
+    st.subheader(t("attention_variants.seeds_title"))
+    try:
+        seed_shape = catalogue[seeds.SEED_002_GQA_TABLE_MODEL_ID]
+        seed_variants = attention_variants(seed_shape, gqa_kv_heads=8)
+        seed_per_token = {
+            key: kvcore.kv_bytes_per_token(spec, bytes_per_value=2.0) for key, spec in seed_variants.items()
+        }
+        seed_saving = {
+            key: float(cache_saving_fraction(seed_per_token[key], baseline_bytes_per_token=seed_per_token["MHA"]))
+            for key in ("MHA", "GQA", "MQA")
+        }
+        seed_128k = {
+            key: float(kvcore.kv_cache_bytes(seed_variants[key], context_tokens=131072, bytes_per_value=2.0))
+            for key in ("MHA", "GQA")
+        }
+        seed_fp8_factor = float(
+            cache_reduction_factor(
+                kvcore.kv_bytes_per_token(seed_variants["GQA"], bytes_per_value=kvcore.bytes_per_value("fp8")),
+                baseline_bytes_per_token=seed_per_token["GQA"],
+            )
+        )
+        deepseek = catalogue[seeds.SEED_002_MLA_MODEL_ID]
+        deepseek_latent = kvcore.kv_bytes_per_token(deepseek, bytes_per_value=2.0)
+        deepseek_gqa8 = kvcore.kv_bytes_per_token(
+            attention_variants(deepseek, gqa_kv_heads=8)["GQA"], bytes_per_value=2.0
+        )
+        llama_70b, llama_405b = catalogue[seeds.SEED_MODEL_ID], catalogue[LLAMA_405B_ID]
+        against = {
+            "mha": kvcore.mha_equivalent_bytes_per_token(deepseek, bytes_per_value=2.0),
+            "gqa8": deepseek_gqa8,
+            "llama405": kvcore.kv_bytes_per_token(llama_405b, bytes_per_value=2.0),
+            "llama70": kvcore.kv_bytes_per_token(llama_70b, bytes_per_value=2.0),
+        }
+        mla_factor = {
+            key: float(cache_reduction_factor(deepseek_latent, baseline_bytes_per_token=value))
+            for key, value in against.items()
+        }
+        at_128k = {
+            spec.id: float(kvcore.kv_cache_bytes(spec, context_tokens=131072, bytes_per_value=2.0))
+            for spec in (deepseek, llama_70b, llama_405b)
+        }
+        no_gqa_70b = kvcore.mha_equivalent_bytes_per_token(llama_70b, bytes_per_value=2.0)
+        gqa_cut_70b = float(
+            cache_reduction_factor(
+                kvcore.kv_bytes_per_token(llama_70b, bytes_per_value=2.0), baseline_bytes_per_token=no_gqa_70b
+            )
+        )
+    except (KeyError, ValueError) as error:
+        lesson.stop_with(error)
+
+    st.markdown(t("attention_variants.seed_table_intro", model=seed_shape.name, heads=seed_shape.num_attention_heads))
+    seed_says = {
+        "MHA": t("attention_variants.seed_says_mha"),
+        "GQA": t("attention_variants.seed_says_gqa"),
+        "MQA": t("attention_variants.seed_says_mqa"),
+    }
+    lesson.table(
+        [
+            {
+                t("attention_variants.seed_col_technique"): key,
+                t("attention_variants.seed_col_q"): seed_variants[key].num_attention_heads,
+                t("attention_variants.seed_col_kv"): seed_variants[key].num_key_value_heads,
+                t("attention_variants.seed_col_per_token"): lesson.size(seed_per_token[key]),
+                t("attention_variants.seed_col_seed"): seed_says[key],
+                t("attention_variants.seed_col_exact"): ui.num(percent(seed_saving[key], decimals=3, trim_zeros=True)),
+            }
+            for key in ("MHA", "GQA", "MQA")
+        ],
+    )
+    st.markdown(
+        t(
+            "attention_variants.seed_notes",
+            mqa=ui.num(percent(seed_saving["MQA"], decimals=3, trim_zeros=True)),
+            heads=seed_shape.num_attention_heads,
+            mqa_factor=times(seed_shape.num_attention_heads, seps, decimals=1, trim_zeros=True),
+            gqa_factor=times(
+                float(cache_reduction_factor(seed_per_token["GQA"], baseline_bytes_per_token=seed_per_token["MHA"])),
+                seps,
+                decimals=1,
+                trim_zeros=True,
+            ),
+            mha_128k=lesson.mem(seed_128k["MHA"]),
+            gqa_128k=lesson.mem(seed_128k["GQA"]),
+            mha_token=lesson.size(seed_per_token["MHA"]),
+            gqa_token=lesson.size(seed_per_token["GQA"]),
+            no_gqa_70b=ui.num(format_bytes_decimal(no_gqa_70b)),
+            no_gqa_70b_binary=ui.num(format_bytes(no_gqa_70b)),
+            cut_70b=times(gqa_cut_70b, seps, decimals=1, trim_zeros=True),
+            fp8=times(seed_fp8_factor, seps, decimals=1, trim_zeros=True),
+        )
+    )
+
+    try:
+        # Every layer full, the model's own KV heads: only the sharing differs from MHA (MLA keeps its latent).
+        own_sharing = (
+            model
+            if model.attention_type == "MLA"
+            else attention_variants(model, gqa_kv_heads=model.num_key_value_heads)["GQA"]
+        )
+        free_mha = kvcore.mha_equivalent_bytes_per_token(model, bytes_per_value=2.0)
+        free_own = kvcore.kv_bytes_per_token(own_sharing, bytes_per_value=2.0)
+        free_factor = float(cache_reduction_factor(free_own, baseline_bytes_per_token=free_mha))
+    except ValueError as error:
+        lesson.stop_with(error)
+    st.markdown(
+        t("attention_variants.free_factor_claim", cut_70b=times(gqa_cut_70b, seps, decimals=1, trim_zeros=True))
+    )
+    st.markdown(
+        t(
+            FREE_FACTOR_TEXTS[model.attention_type],
+            model=model.name,
+            heads=model.num_attention_heads,
+            kv_heads=model.num_key_value_heads,
+            mha=lesson.size(free_mha),
+            own=lesson.size(free_own),
+            factor=times(free_factor, seps, decimals=1, trim_zeros=True),
+        )
+    )
+    st.markdown(
+        t(
+            "attention_variants.seed_mla",
+            model=deepseek.name,
+            layers=deepseek.num_hidden_layers,
+            rank=deepseek.kv_lora_rank,
+            rope=deepseek.qk_rope_head_dim,
+            latent=lesson.size(deepseek_latent),
+            latent_bytes=count(deepseek_latent, seps),
+            heads=deepseek.num_attention_heads,
+            head_dim=deepseek.head_dim,
+            mha=lesson.size(against["mha"]),
+            mha_factor=times(mla_factor["mha"], seps, decimals=1, trim_zeros=True),
+            gqa8=lesson.size(against["gqa8"]),
+            gqa8_factor=times(mla_factor["gqa8"], seps, decimals=1, trim_zeros=True),
+            llama405=llama_405b.name,
+            llama405_factor=times(mla_factor["llama405"], seps, decimals=1, trim_zeros=True),
+            llama70=llama_70b.name,
+            llama70_factor=times(mla_factor["llama70"], seps, decimals=1, trim_zeros=True),
+            deepseek_128k=lesson.mem(at_128k[deepseek.id]),
+            llama70_128k=lesson.mem(at_128k[llama_70b.id]),
+            llama405_128k=lesson.mem(at_128k[llama_405b.id]),
+        )
+    )
+    st.markdown(t("attention_variants.seed_gpt35"))
+
+
+lesson.footer(course_texts_checked)
 glossary.terms_used("attention_variants")
