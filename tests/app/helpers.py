@@ -59,6 +59,16 @@ def page_opener(page: str | None, *, first_run: bool = True) -> Callable[..., Ap
 # ---------------------------------------------------------------- reading what it shows
 
 
+def lesson_top_level(app: AppTest) -> list[Any]:
+    """The lesson's top-level blocks and elements, in order (title, intro, predict box, presets, notes, columns…).
+
+    A lesson runs in a fragment, whose container is the page's first block; its footer (``lesson.footer``: the
+    glossary links, the course's tables) follows it in the page.
+    """
+    fragment = app.main.children[min(app.main.children)]
+    return list(fragment.children.values())
+
+
 def metric_value(app: AppTest, label: str) -> str:
     """The value of the metric whose label is `label` (exactly one must exist)."""
     [match] = [shown for shown in app.metric if shown.label == label]

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from i18n import LANGUAGES, catalogue, translate
-from tests.app.helpers import open_page, plotly_array
+from tests.app.helpers import lesson_top_level, open_page, plotly_array
 
 TOO_BIG = {"model": "llama-3.1-405b", "gpu": "rtx-4090"}
 #: A memory with a minus sign: "−735.35 GiB", "-60,41 GB" (a term taken off, "− 15 GiB", has a space).
@@ -52,11 +52,6 @@ def shown_texts(app) -> list[str]:
 def opening(lang: str, key: str) -> str:
     """The catalogue text's opening words, before its first placeholder."""
     return catalogue(lang)[key].split("{")[0][:40]
-
-
-def top_level(app) -> list:
-    [page] = app.main.children.values()
-    return list(page.children.values())
 
 
 def holds(node, predicate) -> bool:
@@ -97,7 +92,7 @@ def test_a_pool_below_zero_says_does_not_fit_and_why_at_the_top(app, stem, lang)
     reason = says(opening(lang, REASON[stem]))
     assert [element for kind in ("warning", "error") for element in getattr(app, kind) if reason(element)]
     if stem != "vllm_log":  # there the reason heads the estimate's own section, under the log's analysis
-        blocks = top_level(app)
+        blocks = lesson_top_level(app)
         first_control = next(index for index, node in enumerate(blocks) if holds(node, is_control))
         assert any(holds(node, reason) for node in blocks[:first_control])
     for formula in app.latex:

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 from course.scenarios import SCENARIOS
 from i18n import translate
-from tests.app.helpers import open_page
+from tests.app.helpers import lesson_top_level, open_page
 from ui import lesson
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -148,12 +148,6 @@ NOTED = [
 ]
 
 
-def top_level(app) -> list:
-    """The page's top-level blocks and elements, in order (title, intro, predict box, presets, notes, columns…)."""
-    [page] = app.main.children.values()
-    return list(page.children.values())
-
-
 def contains(node, text: str) -> bool:
     """True when `node` or anything inside it shows `text`."""
     value = getattr(node, "value", None)
@@ -170,7 +164,7 @@ def holds_a_slider(node) -> bool:
 
 def position(app, predicate) -> int:
     """Index of the first top-level block for which `predicate` holds."""
-    return next(index for index, node in enumerate(top_level(app)) if predicate(node))
+    return next(index for index, node in enumerate(lesson_top_level(app)) if predicate(node))
 
 
 def test_the_scenarios_meant_not_to_fit_are_three_of_issue_15_and_more():
