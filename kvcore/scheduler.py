@@ -95,8 +95,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import numpy as np
 
@@ -390,22 +391,38 @@ def vllm_rules(server: ServerConfig, release: VllmRelease) -> ServerConfig:
     return dataclasses.replace(server, reserve_full_prompt=False, prefix_caching=False)
 
 
+@overload
+def step_time_s(
+    server: ServerConfig, *, scheduled_tokens: int, context_tokens: int, swapped_blocks: int = 0
+) -> float: ...
+@overload
 def step_time_s(
     server: ServerConfig, *, scheduled_tokens: ArrayLike, context_tokens: ArrayLike, swapped_blocks: ArrayLike = 0
-) -> np.ndarray:
+) -> np.ndarray: ...
+def step_time_s(
+    server: ServerConfig, *, scheduled_tokens: ArrayLike, context_tokens: ArrayLike, swapped_blocks: ArrayLike = 0
+) -> np.ndarray | float:
     """Seconds one scheduler step takes: the longer of its reads and its compute, plus swaps.
 
     Formula (roofline, seed 004 and :mod:`kvcore.timing`):
     max(weights_read_s + kv_read_s_per_token · context, compute_s_per_token · tokens)
     + swap_s_per_block · blocks swapped, where context counts the cached tokens
     the batch's attention reads (each scheduled request's computed + new tokens).
+    Python ints give a Python float (the simulator's one step: numpy's scalar arithmetic
+    would cost more than the step's own scheduling), arrays an array; the same
+    operations in the same order, so the same bits either way.
 
-    >>> float(step_time_s(ServerConfig(num_blocks=1), scheduled_tokens=1, context_tokens=0))
+    >>> step_time_s(ServerConfig(num_blocks=1), scheduled_tokens=1, context_tokens=0)
     0.006
     """
-    memory_s = server.weights_read_s + server.kv_read_s_per_token * np.asarray(context_tokens, dtype=float)
-    compute_s = server.compute_s_per_token * np.asarray(scheduled_tokens, dtype=float)
-    return np.maximum(memory_s, compute_s) + server.swap_s_per_block * np.asarray(swapped_blocks, dtype=float)
+    counts = (scheduled_tokens, context_tokens, swapped_blocks)
+    longer: Callable[[Any, Any], Any] = max
+    if not all(type(count) is int for count in counts):
+        longer = np.maximum
+        scheduled_tokens, context_tokens, swapped_blocks = (np.asarray(count, dtype=float) for count in counts)
+    memory_s = server.weights_read_s + server.kv_read_s_per_token * context_tokens
+    compute_s = server.compute_s_per_token * scheduled_tokens
+    return longer(memory_s, compute_s) + server.swap_s_per_block * swapped_blocks
 
 
 def blocks_for_no_preemption(
@@ -1203,22 +1220,18 @@ class _Engine:
         """
         if batch.size:
             context = int(np.add.reduce(self.columns.counts[_COMPUTED, : batch.size]))
-            self.now_s += self._step_time_s(scheduled_tokens, context, batch.swapped_blocks)
+            self.now_s += step_time_s(
+                self.server,
+                scheduled_tokens=scheduled_tokens,
+                context_tokens=context,
+                swapped_blocks=batch.swapped_blocks,
+            )
             return self._sample(batch.size - batch.partial)
         if batch.swapped_blocks:
-            self.now_s += self._step_time_s(0, 0, batch.swapped_blocks)
+            self.now_s += step_time_s(
+                self.server, scheduled_tokens=0, context_tokens=0, swapped_blocks=batch.swapped_blocks
+            )
         return np.zeros(0, dtype=bool)
-
-    def _step_time_s(self, scheduled_tokens: int, context_tokens: int, swapped_blocks: int) -> float:
-        """``step_time_s`` of one step, in Python floats: the same operations in the same order, so the same bits.
-
-        max(weights_read_s + kv_read_s_per_token · context, compute_s_per_token · tokens)
-        + swap_s_per_block · blocks swapped.
-        """
-        server = self.server
-        memory_s = float(server.weights_read_s) + float(server.kv_read_s_per_token) * context_tokens
-        compute_s = float(server.compute_s_per_token) * scheduled_tokens
-        return max(memory_s, compute_s) + float(server.swap_s_per_block) * swapped_blocks
 
     def _sample(self, sampled: int, *, decoding: bool = False) -> np.ndarray:
         """One token for each of the first `sampled` running requests (their cache caught up); who finished.
@@ -1346,13 +1359,11 @@ class _Engine:
         """``step_time_s`` of decode steps j = 1 … `steps` of a run of the running requests (`computed` tokens each).
 
         Step j schedules one token per request and reads Σ `computed` + j · requests
-        cached tokens: max(weights_read_s + kv_read_s_per_token · context,
-        compute_s_per_token · requests), the operations of ``step_time_s`` (no swap).
+        cached tokens (``step_time_s``, no swap).
         """
-        server, count = self.server, computed.size
+        count = computed.size
         context = np.arange(1, steps + 1, dtype=float) * count + int(np.add.reduce(computed))
-        memory_s = float(server.weights_read_s) + float(server.kv_read_s_per_token) * context
-        return np.maximum(memory_s, float(server.compute_s_per_token) * count)
+        return step_time_s(self.server, scheduled_tokens=count, context_tokens=context)
 
     def _fast_forward(self, run: _DecodeRun) -> tuple[int, np.ndarray]:
         """Run the decode steps of `run` at once: one token for every running request per step; (tokens, finished).
@@ -1393,7 +1404,7 @@ class _Engine:
         count = len(self.running)
         computed = self.columns.counts[_COMPUTED, :count]
         computed += 1
-        self.now_s += self._step_time_s(count, int(np.add.reduce(computed)), 0)
+        self.now_s += step_time_s(self.server, scheduled_tokens=count, context_tokens=int(np.add.reduce(computed)))
         self._grow_blocks(count, new_blocks)
         return count, self._sample(count, decoding=True)
 

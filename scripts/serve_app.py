@@ -226,7 +226,10 @@ class _Handoff:
             batch = list(self.callbacks)
             self.callbacks.clear()
         for callback in batch:
-            callback()
+            try:
+                callback()
+            except Exception as error:  # as the loop treats a failing callback: reported, the next ones still run
+                self.loop.call_exception_handler({"message": "Exception in a session's callback", "exception": error})
         with self.lock:
             if self.callbacks:
                 self.loop.call_soon(self.drain)

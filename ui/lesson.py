@@ -498,7 +498,7 @@ def _indexed_text_table(rows: Sequence[Sequence[str]], columns: Sequence[str]) -
 
     Its fields: the value columns, then the index (pandas' order), all ``large_string``; its ``pandas``
     schema metadata names the index (``index_columns``), which Streamlit's table draws as row headings.
-    ``tests/app/test_lesson_helpers.py`` checks it against pandas' own conversion.
+    ``tests/app/test_lessons.py`` checks it against pandas' own conversion.
     """
     heading, *values = columns
     fields = [*values, heading]

@@ -112,3 +112,25 @@ def test_a_session_whose_loop_closed_drops_its_messages_as_streamlit_does(monkey
     loop.close()
     session = SimpleNamespace(_event_loop=loop)  # all of a session the method reads
     AppSession._call_soon_on_event_loop(session, lambda: None)  # no "Event loop is closed"
+
+
+@on_a_fresh_thread
+def test_a_failing_callback_is_reported_and_the_session_keeps_its_messages():
+    """As the loop does for a failing callback: reported, and the ones after it (and later batches) still run."""
+    loop = CountingLoop()
+    reported: list[BaseException] = []
+    loop.set_exception_handler(lambda _loop, context: reported.append(context["exception"]))
+    handoff = serve_app._Handoff(loop)
+    ran: list[str] = []
+
+    def fails() -> None:
+        raise ValueError("a broken message")
+
+    handoff.add(fails)
+    handoff.add(lambda: ran.append("after it"))
+    loop.run_until_complete(asyncio.sleep(0.01))
+    handoff.add(lambda: ran.append("next batch"))
+    loop.run_until_complete(asyncio.sleep(0.01))
+    loop.close()
+    assert ran == ["after it", "next batch"]
+    assert [str(error) for error in reported] == ["a broken message"]
