@@ -337,26 +337,26 @@ def seconds(value: float) -> str:
 
 
 with results:
-    row = st.columns(3)
-    row[0].metric(
+    # Three columns of three, one per theme: the pool; the wait for a first token and what comes out; the pace of
+    # the tokens after it. One block each (not a row of blocks per line), and on a phone they stack in that order.
+    pool_column, wait_column, pace_column = st.columns(3)
+    pool_column.metric(
         t("preemption.metric_preemptions"),
         ui.num(format_tokens(summary.preemptions)),
         help=t("preemption.metric_preemptions_help"),
     )
-    row[1].metric(t("preemption.metric_p50_ttft"), seconds(summary.p50_ttft_s))
-    row[2].metric(t("preemption.metric_p99_ttft"), seconds(summary.p99_ttft_s))
-    row = st.columns(3)
-    row[0].metric(t("preemption.metric_mean_tpot"), seconds(summary.mean_tpot_s))
-    row[1].metric(t("preemption.metric_p99_tpot"), seconds(summary.p99_tpot_s))
-    row[2].metric(
-        t("preemption.metric_jitter"), seconds(summary.mean_itl_std_s), help=t("preemption.metric_jitter_help")
-    )
-    row = st.columns(3)
-    row[0].metric(
+    pool_column.metric(t("preemption.metric_blocks"), ui.num(format_tokens(server.num_blocks)))
+    pool_column.metric(t("preemption.metric_pool"), lesson.mem(pool_bytes), help=t("preemption.metric_pool_help"))
+    wait_column.metric(t("preemption.metric_p50_ttft"), seconds(summary.p50_ttft_s))
+    wait_column.metric(t("preemption.metric_p99_ttft"), seconds(summary.p99_ttft_s))
+    wait_column.metric(
         t("preemption.metric_throughput"), ui.num(format_tokens_per_s(summary.output_tokens_per_s, unit=False))
     )
-    row[1].metric(t("preemption.metric_blocks"), ui.num(format_tokens(server.num_blocks)))
-    row[2].metric(t("preemption.metric_pool"), lesson.mem(pool_bytes), help=t("preemption.metric_pool_help"))
+    pace_column.metric(t("preemption.metric_mean_tpot"), seconds(summary.mean_tpot_s))
+    pace_column.metric(t("preemption.metric_p99_tpot"), seconds(summary.p99_tpot_s))
+    pace_column.metric(
+        t("preemption.metric_jitter"), seconds(summary.mean_itl_std_s), help=t("preemption.metric_jitter_help")
+    )
 
 subtitle = t(
     "preemption.chart_subtitle",

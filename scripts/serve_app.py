@@ -45,7 +45,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from streamlit.runtime.runtime import Runtime
@@ -91,6 +91,8 @@ PATCHED = (
     ("streamlit.runtime.app_session", "AppSession", "_call_soon_on_event_loop"),
     ("streamlit.runtime.runtime", "Runtime", "_enqueued_some_message"),
 )
+#: What ``index_config_sections`` replaces: (module, function).
+SECTIONS_PATCHED = ("streamlit.config", "get_options_for_section")
 #: The attribute of an AppSession holding its ``_Handoff``.
 HANDOFF_ATTRIBUTE = "_kvlab_handoff"
 #: glibc malloc arenas the server may use (``MALLOC_ARENA_MAX`` when set wins); glibc's own default is 8 per core.
@@ -291,6 +293,39 @@ def enqueued_some_message(self: Runtime) -> None:
         objects.eventloop.call_soon_threadsafe(objects.need_send_data.set)
 
 
+def index_config_sections() -> bool:
+    """``config.get_options_for_section`` reading a section's options from an index, not a walk over all of them.
+
+    Every script run sends the browser a ``new_session`` message with the theme, whose six sections Streamlit
+    1.67 reads with ``get_options_for_section`` (``app_session._populate_theme_msg``): each call walks all
+    ~190 config options to keep a section's, about 0.3 ms a rerun in all. Here a section's options are listed once
+    per parsed config (a re-read of config.toml makes a new dict of options, and a new index) and their values
+    are read at each call, so a changed value (``config.set_option``) is seen as before. False, and nothing
+    replaced, when the Streamlit installed lacks the function (tests/serving/test_config_sections.py).
+    """
+    from streamlit import config
+
+    module, name = SECTIONS_PATCHED
+    if getattr(importlib.import_module(module), name, None) is None:
+        return False
+    indexed: dict[str, list[tuple[str, Any]]] = {}
+    parsed: list[object] = [None]  # the options dict the index was made from (kept, so its id cannot be reused)
+
+    def get_options_for_section(section: str) -> dict[str, Any]:
+        with config._config_lock:
+            options = config.get_config_options()
+            if parsed[0] is not options:
+                indexed.clear()
+                parsed[0] = options
+            members = indexed.get(section)
+            if members is None:
+                members = indexed[section] = [(o.name, o) for o in options.values() if o.section == section]
+            return {option_name: option.value for option_name, option in members}
+
+    config.get_options_for_section = get_options_for_section
+    return True
+
+
 def write_report(path: str, modules: list[str], seconds: float) -> None:
     report = {"modules": modules, "sys_modules": sorted(sys.modules), "warm_s": seconds, "finished_at": time.time()}
     Path(path).write_text(json.dumps(report), encoding="utf-8")
@@ -314,6 +349,7 @@ def main(argv: list[str]) -> None:
     modules = warm()
     if os.environ.get(BATCH_ENV, "1") != "0":
         batch_session_wakeups()
+    index_config_sections()
     logger.set_log_level(str(config.get_option("logger.level")).upper())
     seconds = time.perf_counter() - started
     print(f"serve_app: {len(modules)} modules imported in {seconds:.1f} s; starting Streamlit", flush=True)
