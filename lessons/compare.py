@@ -1,15 +1,14 @@
 """Compare two setups: one model on some GPUs against another, side by side, and what differs most.
 
-Widgets → kvcore → figure → text. Every number shown comes from a kvcore call, the ones /sizing
-makes: a server's budget per GPU from the shared defaults (``kvcore.DEFAULT_ASSUMPTIONS``: u = 0.9,
-1 GiB of overhead per GPU), tensor parallelism splitting the weights and the KV heads over the GPUs
-(an MLA latent is kept whole on each), and /decode_speed's time per token at the datasheet bound
-(``kvcore.DEFAULT_MFU``, ``kvcore.DEFAULT_MBU``). Setup A starts from the sidebar's model and GPU,
-setup B from the same with an FP8 KV cache.
+Widgets → kvcore (``ui.comparison.measured``, kept per setup) → figure → text. Every number shown
+comes from a kvcore call, the ones /sizing makes: a server's budget per GPU from the shared defaults
+(``kvcore.DEFAULT_ASSUMPTIONS``: u = 0.9, 1 GiB of overhead per GPU), tensor parallelism splitting the
+weights and the KV heads over the GPUs (an MLA latent is kept whole on each), and /decode_speed's time
+per token at the datasheet bound (``kvcore.DEFAULT_MFU``, ``kvcore.DEFAULT_MBU``). Setup A starts from
+the sidebar's model and GPU, setup B from the same with an FP8 KV cache.
 """
 
 import math
-from dataclasses import dataclass
 
 import streamlit as st
 
@@ -19,6 +18,7 @@ from charts.compare import compare_figure
 from charts.formatting import percent, plain, times
 from kvcore.units import format_bandwidth, format_seconds, format_tokens
 from ui import glossary, lesson, t
+from ui.comparison import ASSUMPTIONS, Figures, Setup, measured
 from ui.errors import error_text
 
 lesson.rerun_alone(__file__)
@@ -27,8 +27,6 @@ KV_DTYPES = ("bf16", "fp16", "fp8", "int8")
 #: Weight formats offered; the model's own (models.csv's weights_dtype) is added and is the default.
 WEIGHTS_DTYPES = ("bf16", "fp8", "int8", "int4")
 MAX_USERS = 256
-#: The server's view every figure here takes (the one /sizing starts from).
-ASSUMPTIONS = kvcore.DEFAULT_ASSUMPTIONS
 #: The quantities the "largest difference" is looked for among, in the table's order → how the text names each.
 RANKED = {
     "weights": "compare.what_weights",
@@ -38,38 +36,6 @@ RANKED = {
     "users": "compare.what_users",
     "tpot": "compare.what_tpot",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class Setup:
-    """One side's choices, as its controls give them."""
-
-    model: kvcore.ModelSpec
-    gpu: kvcore.GpuSpec
-    gpus: int
-    weights_dtype: str
-    kv_dtype: str
-    context_tokens: int
-    users: int
-
-
-@dataclass(frozen=True, slots=True)
-class Figures:
-    """What kvcore says of one setup, per GPU (bytes, tokens, users, seconds)."""
-
-    usage: kvcore.MemoryBreakdown
-    usable_bytes: float
-    room_bytes: float
-    per_token_bytes: float
-    longest_tokens: float
-    limit_tokens: int
-    users_that_fit: int
-    tpot_s: float
-    read_bytes: float
-
-    @property
-    def fits(self) -> bool:
-        return self.usage.fits(self.usable_bytes)
 
 
 def setup_controls(side: str, keys: dict[str, str], *, model_id: str, gpu_id: str, kv_dtype: str) -> Setup:
@@ -123,53 +89,6 @@ def model_name(model_id: str) -> str:
 def gpu_name(gpu_id: str) -> str:
     card = ui.gpus()[gpu_id]
     return t("sidebar.gpu_option", name=card.name, memory=lesson.mem(card.memory_bytes, decimals=0))
-
-
-def measured(setup: Setup) -> Figures:
-    """kvcore's figures for one setup: /sizing's budget per GPU and /decode_speed's time per token."""
-    model, tp = setup.model, setup.gpus
-    kv_b = kvcore.bytes_per_value(setup.kv_dtype)
-    weights_b = kvcore.bytes_per_value(setup.weights_dtype)
-    weights = kvcore.model_weights_bytes(model, bytes_per_param=weights_b, tp=tp)
-    steps = kvcore.sizing_steps(
-        model,
-        memory_bytes=setup.gpu.memory_bytes,
-        utilization=ASSUMPTIONS.utilization,
-        weights_bytes=weights,
-        overhead_bytes=ASSUMPTIONS.overhead_bytes,
-        concurrency=setup.users,
-        bytes_per_value=kv_b,
-        tp=tp,
-    )
-    cache = float(
-        kvcore.kv_cache_bytes(
-            model, context_tokens=setup.context_tokens, concurrency=setup.users, bytes_per_value=kv_b, tp=tp
-        )
-    )
-    sequence = kvcore.sequence_kv_bytes(model, context_tokens=setup.context_tokens, bytes_per_value=kv_b, tp=tp)
-    limit = ui.context_range(model)[1]
-    longest = kvcore.max_context_tokens(
-        model, kv_pool_bytes=steps.kv_pool_bytes, concurrency=setup.users, bytes_per_value=kv_b, tp=tp,
-        limit_tokens=limit,
-    )  # fmt: skip
-    rates = kvcore.rates_for(
-        setup.gpu, weights_dtype=setup.weights_dtype, mfu=kvcore.DEFAULT_MFU, mbu=kvcore.DEFAULT_MBU, gpus=tp
-    )
-    knobs = {"context_tokens": setup.context_tokens, "kv_bytes_per_value": kv_b, "weight_bytes_per_param": weights_b}
-    read = kvcore.decode_bytes_per_step(model, batch=setup.users, gpus=tp, **knobs)
-    return Figures(
-        usage=kvcore.MemoryBreakdown(
-            weights_bytes=weights, kv_cache_bytes=cache, overhead_bytes=ASSUMPTIONS.overhead_bytes
-        ),
-        usable_bytes=steps.usable_bytes,
-        room_bytes=steps.kv_pool_bytes,
-        per_token_bytes=steps.bytes_per_token,
-        longest_tokens=float(longest),
-        limit_tokens=limit,
-        users_that_fit=int(kvcore.max_users(kv_pool_bytes=steps.kv_pool_bytes, sequence_bytes=sequence)),
-        tpot_s=float(kvcore.tpot_s(model, batch=setup.users, rates=rates, **knobs)),
-        read_bytes=float(read.total),
-    )
 
 
 def values(shown: Figures) -> dict[str, float]:
