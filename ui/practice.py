@@ -34,6 +34,7 @@ once per question it scores.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import re
@@ -386,13 +387,33 @@ def exercise(
     """kvcore's exercise on these settings, or None when they make no question (a ValueError, no finite answer).
 
     Memory answers are asked in the sidebar's unit family: KiB and GiB, or KB and GB (``lesson.memory_unit``).
+    Kept per process by its settings (``_built``); settings that cannot key a cache are worked out each time.
     """
-    unit = lesson.memory_unit()
+    settings = (topic, model, gpu, lesson.memory_unit(), tuple(sorted(params.items())))
+    try:
+        return _built(*settings)
+    except TypeError:  # an unhashable setting
+        return _built.__wrapped__(*settings)
+
+
+#: Exercises kept per process (a class moving a lesson's sliders asks the same questions again).
+KEPT_EXERCISES = 512
+
+
+@functools.lru_cache(maxsize=KEPT_EXERCISES)
+def _built(
+    topic: str,
+    model: kvcore.ModelSpec,
+    gpu: kvcore.GpuSpec | None,
+    memory_unit: str,
+    params: tuple[tuple[str, Any], ...],
+) -> Exercise | None:
+    """``exercise``'s question: the builder's exercise (frozen, shared read-only), None when it makes none."""
     try:
         if topic in LESSON_BUILDERS:
-            built = LESSON_BUILDERS[topic](model, memory_unit=unit, **params)
+            built = LESSON_BUILDERS[topic](model, memory_unit=memory_unit, **dict(params))
         else:
-            built = exercises.exercise_for(topic, model=model, gpu=gpu, memory_unit=unit, **params)
+            built = exercises.exercise_for(topic, model=model, gpu=gpu, memory_unit=memory_unit, **dict(params))
     except ValueError:
         return None
     return built if math.isfinite(built.answer_value) else None
@@ -419,22 +440,29 @@ def predict(
         asked = exercise(otherwise[0], model=model, gpu=gpu, **otherwise[1])
     if asked is None:
         return None
-    with _predict_frame(stem):
-        outcome = answer_box(asked, key=f"pv_{stem}_{digest(asked)}", stem=stem, model=model, gpu=gpu)
+    presenting = lesson.presenting()
+    with _predict_frame(stem, presenting):
+        outcome = answer_box(
+            asked,
+            key=f"pv_{stem}_{digest(asked)}",
+            stem=stem,
+            model=model,
+            gpu=gpu,
+            # the box's title heads its question (one element); presenting, the expander's label is the title
+            heading=None if presenting else f":material/online_prediction: **{t('practice.predict_title')}**",
+        )
         tally = progress().get(stem, Tally(0, 0))
         st.caption(t("practice.session_line", answered=tally.answered, correct=tally.correct))
     return outcome
 
 
-def _predict_frame(stem: str) -> Any:
-    """The predict box's frame: a bordered box with its title, or, in presentation mode, a folded
-    expander the presenter opens when the class is ready to guess (the chart keeps the first screen)."""
-    title = t("practice.predict_title")
-    if lesson.presenting():
-        return st.expander(title, expanded=False, icon=":material/online_prediction:")
-    frame = st.container(border=True, key=f"pv_{stem}")
-    frame.markdown(f":material/online_prediction: **{title}**")
-    return frame
+def _predict_frame(stem: str, presenting: bool) -> Any:
+    """The predict box's frame: a bordered box (its title heads the question), or, in presentation mode, a
+    folded expander titled so, which the presenter opens when the class is ready to guess (the chart keeps
+    the first screen)."""
+    if presenting:
+        return st.expander(t("practice.predict_title"), expanded=False, icon=":material/online_prediction:")
+    return st.container(border=True, key=f"pv_{stem}")
 
 
 def digest(asked: Exercise) -> str:
@@ -453,19 +481,21 @@ def answer_box(
     stem: str,
     model: kvcore.ModelSpec | None = None,
     gpu: kvcore.GpuSpec | None = None,
+    heading: str | None = None,
 ) -> Outcome:
     """Question, data, tolerance, the answer form, then (once revealed) the verdict and the worked steps.
 
-    `model` and `gpu` default to the catalogue entries the exercise names.
+    `model` and `gpu` default to the catalogue entries the exercise names; `heading`, a line above the
+    question, in the same element. The data and the tolerance are one caption, a paragraph each: every
+    element is a message to the browser at each rerun of the lesson.
     """
     model = model or ui.models().get(asked.inputs["model"])
     gpu_id = asked.inputs.get("gpu")
     gpu = gpu or (ui.gpus().get(gpu_id) if gpu_id else None)
-    st.markdown(question(asked, model=model, gpu=gpu))
+    asking = question(asked, model=model, gpu=gpu)
+    st.markdown(asking if heading is None else f"{heading}\n\n{asking}")
     data = data_line(asked, model=model, gpu=gpu)
-    if data:
-        st.caption(data)
-    st.caption(tolerance_text(asked))
+    st.caption("\n\n".join(part for part in (data, tolerance_text(asked)) if part))
 
     presenting = lesson.presenting()
     state = _state(key)
