@@ -415,11 +415,13 @@ def step_time_s(
     >>> step_time_s(ServerConfig(num_blocks=1), scheduled_tokens=1, context_tokens=0)
     0.006
     """
-    counts = (scheduled_tokens, context_tokens, swapped_blocks)
     longer: Callable[[Any, Any], Any] = max
-    if not all(type(count) is int for count in counts):
-        longer = np.maximum
-        scheduled_tokens, context_tokens, swapped_blocks = (np.asarray(count, dtype=float) for count in counts)
+    if not (type(scheduled_tokens) is int and type(context_tokens) is int and type(swapped_blocks) is int):
+        longer = np.maximum  # a Python int stays one: float · int rounds it as the array's conversion would
+        scheduled_tokens, context_tokens, swapped_blocks = (
+            count if type(count) is int else np.asarray(count, dtype=float)
+            for count in (scheduled_tokens, context_tokens, swapped_blocks)
+        )
     memory_s = server.weights_read_s + server.kv_read_s_per_token * context_tokens
     compute_s = server.compute_s_per_token * scheduled_tokens
     return longer(memory_s, compute_s) + server.swap_s_per_block * swapped_blocks
@@ -876,13 +878,17 @@ class _DecodeRun:
     """A run of identical decode steps (``_Engine._decode_run``) and what finding it already computed.
 
     ``step_times_s``: the times of at least its ``steps`` steps, if the arrival check
-    computed them; ``new_blocks``: each running request's new blocks over the run, if the
-    blocks check computed them for exactly ``steps`` steps. Else None.
+    computed them; ``blocks``: each running request's blocks at the run's end, if the
+    blocks check computed them for exactly ``steps`` steps (else None), and ``blocks_total``
+    their sum. ``finishes``: some request makes its last token in the run's last step (the
+    run stopped at the first finish).
     """
 
     steps: int
     step_times_s: np.ndarray | None
-    new_blocks: np.ndarray | None
+    blocks: np.ndarray | None
+    blocks_total: int
+    finishes: bool
 
 
 class _Engine:
@@ -899,7 +905,8 @@ class _Engine:
     ``preemptions`` and ``swapped`` (requests whose blocks are in CPU memory) are
     engine-wide counts; ``rows`` the timeline so far. ``all_decoding`` is true when the
     last step scheduled and sampled every running request (so each has exactly one token
-    to compute and has generated one); false says nothing.
+    to compute, has generated one, made it at ``now_s`` and holds ceil(computed /
+    block_size) blocks, as every running request does); false says nothing.
     """
 
     def __init__(self, requests: Requests, server: ServerConfig) -> None:
@@ -949,15 +956,17 @@ class _Engine:
         ``used_blocks`` is read during the step, before finished requests free theirs.
         """
         run = self._decode_run() if fast_forward and self.running else None
+        previous_s = self.now_s if self.all_decoding else None  # every running request's last token came now
         if run:
             steps = run.steps
-            scheduled_tokens, done = self._fast_forward(run)
+            scheduled_tokens, done = self._fast_forward(run, previous_s)
             self.all_decoding = True
         else:
-            steps = 1
+            steps, running = 1, len(self.running)
             batch = self._schedule()
             scheduled_tokens = self.server.max_num_batched_tokens - batch.token_budget
-            done = self._execute(batch, scheduled_tokens)
+            # with nobody admitted, the requests that sample are among those that ran before
+            done = self._execute(batch, scheduled_tokens, previous_s if len(self.running) <= running else None)
             # every running request was scheduled and sampled: each has one token to compute
             self.all_decoding = batch.size == len(self.running) and not batch.partial
         used_blocks = self.server.num_blocks - self.free_blocks
@@ -987,12 +996,13 @@ class _Engine:
         request, again and again (vLLM's ``allocate_slots`` loop). Scheduling stops
         when the budget is spent or a request had to preempt itself. Stretches of
         requests that fit whole are scheduled in one vectorised move
-        (``_schedule_whole``): usually the whole batch.
+        (``_schedule_whole``): usually the whole batch. After a step that sampled every
+        running request (``all_decoding``), each misses exactly one token.
         """
-        counts = self.columns.counts
+        counts, decoding = self.columns.counts, self.all_decoding
         index = 0
         while index < len(self.running) and batch.token_budget > 0:
-            index += self._schedule_whole(index, batch)  # preemption only shortens running
+            index += self._schedule_whole(index, batch, decoding=decoding)  # preemption only shortens running
             if index == len(self.running) or batch.token_budget == 0:
                 return
             rid = self.running[index]
@@ -1006,31 +1016,41 @@ class _Engine:
             batch.add(count, missing=tokens - computed)
             index += 1
 
-    def _schedule_whole(self, start: int, batch: _Batch) -> int:
+    def _schedule_whole(self, start: int, batch: _Batch, *, decoding: bool) -> int:
         """Schedule the longest stretch of running requests from `start` whose missing tokens and new blocks all fit.
 
         Request i of the stretch fits when Σ_{j ≤ i} new_j ≤ budget and Σ_{j ≤ i} blocks_j
         ≤ free blocks (both sums only grow, so the requests that fit are a prefix):
         exactly what the one-by-one loop would give them. new = tokens − computed,
         blocks = max(ceil(tokens / block_size) − held, 0); returns the stretch's length.
+        `decoding`: each of them misses one token (new = 1, tokens = computed + 1, and it
+        holds ceil(computed / block_size) blocks: ``_steps_before_blocks_run_out``).
         """
         bs, counts, end = self.block_size, self.columns.counts, len(self.running)
-        tokens, computed = counts[_TOKENS, start:end], counts[_COMPUTED, start:end]
-        held = counts[_GPU_BLOCKS, start:end]
-        new = tokens - computed
-        need = np.maximum((tokens + (bs - 1)) // bs - held, 0)
-        new_total, need_total = int(np.add.reduce(new)), int(np.add.reduce(need))
+        computed, held = counts[_COMPUTED, start:end], counts[_GPU_BLOCKS, start:end]
+        new: np.ndarray | None = None  # None: one token each
+        if decoding:
+            new_total, need = end - start, self._blocks_after(computed, 1) - held
+        else:
+            tokens = counts[_TOKENS, start:end]
+            new = tokens - computed
+            need = np.maximum((tokens + (bs - 1)) // bs - held, 0)
+            new_total = int(np.add.reduce(new))
+        need_total = int(np.add.reduce(need))
         if new_total > batch.token_budget or need_total > self.free_blocks:
-            fitting = min(_count_within(new, batch.token_budget), _count_within(need, self.free_blocks))
+            within_budget = batch.token_budget if new is None else _count_within(new, batch.token_budget)
+            fitting = min(within_budget, _count_within(need, self.free_blocks))
             if not fitting:
                 return 0
-            computed, held, new, need = computed[:fitting], held[:fitting], new[:fitting], need[:fitting]
-            new_total, need_total = int(np.add.reduce(new)), int(np.add.reduce(need))
+            computed, held, need = computed[:fitting], held[:fitting], need[:fitting]
+            new = None if new is None else new[:fitting]
+            new_total = fitting if new is None else int(np.add.reduce(new))
+            need_total = int(np.add.reduce(need))
         held += need
         self._take(need_total)
-        computed += new
-        batch.add(new_total, new.size)
-        return new.size
+        computed += 1 if new is None else new
+        batch.add(new_total, computed.size)
+        return computed.size
 
     def _schedule_waiting(self, batch: _Batch) -> None:
         """'Next, schedule the WAITING requests': FCFS while the budget lasts and fewer than max_num_seqs run.
@@ -1212,11 +1232,12 @@ class _Engine:
 
     # ------------------------------------------------------------ the forward pass, sampling, finishing
 
-    def _execute(self, batch: _Batch, scheduled_tokens: int) -> np.ndarray:
+    def _execute(self, batch: _Batch, scheduled_tokens: int, previous_s: float | None) -> np.ndarray:
         """Run the batch: the clock advances by ``step_time_s``; a mask of the running requests that finished.
 
         The context is the batch's computed tokens, its new ones included. A step that
         only swaps (every scheduled request preempted itself) still pays for the copies.
+        `previous_s`: when every scheduled request made its previous token, if all at once (``_sample``).
         """
         if batch.size:
             context = int(np.add.reduce(self.columns.counts[_COMPUTED, : batch.size]))
@@ -1226,44 +1247,48 @@ class _Engine:
                 context_tokens=context,
                 swapped_blocks=batch.swapped_blocks,
             )
-            return self._sample(batch.size - batch.partial)
+            return self._sample(batch.size - batch.partial, previous_s=previous_s)
         if batch.swapped_blocks:
             self.now_s += step_time_s(
                 self.server, scheduled_tokens=0, context_tokens=0, swapped_blocks=batch.swapped_blocks
             )
         return np.zeros(0, dtype=bool)
 
-    def _sample(self, sampled: int, *, decoding: bool = False) -> np.ndarray:
+    def _sample(self, sampled: int, *, previous_s: float | None = None) -> np.ndarray:
         """One token for each of the first `sampled` running requests (their cache caught up); who finished.
 
         vLLM's ``update_from_output``: a request mid-prompt (the batch's last, when the
         budget cut its chunk) samples nothing; the gap since its previous token joins its
         jitter record (sum, sum of squares, max). Returns a mask over the first `sampled`.
-        `decoding`: the caller knows that each of them has generated a token before.
-        A first token has no gap: it adds 0 to a record that is still all zeros.
+        A first token sets the first-token time and has no gap: its last token time is
+        NaN and fmin(NaN, now) = now, so it adds now − now = 0 to a record that is still
+        all zeros. `previous_s`: the caller knows that all of them made their previous
+        token then (the step before sampled every running request): one gap for all.
         """
-        now, counts = self.now_s, self.columns.counts
-        generated = counts[_GENERATED, :sampled]
-        times = self.columns.times
-        last, gap_sum, gap_sq_sum = times[_LAST, :sampled], times[_GAP_SUM, :sampled], times[_GAP_SQ_SUM, :sampled]
+        now, counts, times = self.now_s, self.columns.counts, self.columns.times
+        if previous_s is None:
+            first, last = times[_FIRST, :sampled], times[_LAST, :sampled]
+            np.fmin(first, now, out=first)
+            gap = now - np.fmin(last, now)
+        else:
+            gap = now - previous_s
+        gap_sum, gap_sq_sum = times[_GAP_SUM, :sampled], times[_GAP_SQ_SUM, :sampled]
         gap_max = times[_GAP_MAX, :sampled]
-        gap = now - last
-        fresh = None if decoding else generated == 0
-        if fresh is not None and np.logical_or.reduce(fresh):
-            np.copyto(times[_FIRST, :sampled], now, where=fresh)
-            np.copyto(gap, 0.0, where=fresh)  # its last token time is NaN
         gap_sum += gap
-        gap_sq_sum += gap**2
+        gap_sq_sum += gap * gap
         np.maximum(gap_max, gap, out=gap_max)
-        counts[_TOKENS_AND_GENERATED, :sampled] += 1
-        last[:] = now
-        return generated == counts[_OUTPUT, :sampled]
+        times[_LAST, :sampled].fill(now)
+        tokens_and_generated = counts[_TOKENS_AND_GENERATED, :sampled]
+        tokens_and_generated += 1
+        return counts[_GENERATED, :sampled] == counts[_OUTPUT, :sampled]
 
-    def _finish(self, done: np.ndarray) -> None:
+    def _finish(self, done: np.ndarray | None) -> None:
         """Requests that made their last token leave the batch and free their blocks at once (``_free_request``).
 
-        `done` is a mask over the first running requests (those the step scheduled).
+        `done` is a mask over the first running requests (those the step scheduled); None: nobody finished.
         """
+        if done is None:
+            return
         leaving = done.nonzero()[0].tolist()
         if not leaving:
             return
@@ -1298,14 +1323,13 @@ class _Engine:
         computed, generated = counts[_COMPUTED, :count], counts[_GENERATED, :count]
         if not self.all_decoding and not _all_decoding(counts[_TOKENS, :count], computed, generated):
             return None
-        held, output = counts[_GPU_BLOCKS, :count], counts[_OUTPUT, :count]
-        steps = int(np.minimum.reduce(output - generated))
+        steps = until_finish = int(np.minimum.reduce(counts[_OUTPUT, :count] - generated))
         durations = None
         if steps > 1 and not self.waiting and self.next_arrival < self.num_requests:
             durations = self._decode_step_times_s(computed, steps)
             steps = self._steps_before_next_arrival(durations)
-        steps, new_blocks = self._steps_before_blocks_run_out(computed, held, steps)
-        return _DecodeRun(steps, durations, new_blocks) if steps else None
+        steps, blocks, blocks_total = self._steps_before_blocks_run_out(computed, steps)
+        return _DecodeRun(steps, durations, blocks, blocks_total, steps == until_finish) if steps else None
 
     def _head_can_be_admitted(self, token_budget: int) -> bool:
         """Whether the head of the waiting queue would be scheduled now, beside the running decodes."""
@@ -1316,23 +1340,26 @@ class _Engine:
         _, blocks = self._chunk(missing, computed, int(self.state.gpu_blocks[head]), token_budget)
         return self._fits(head, blocks)
 
-    def _steps_before_blocks_run_out(
-        self, computed: np.ndarray, held: np.ndarray, steps: int
-    ) -> tuple[int, np.ndarray | None]:
+    def _steps_before_blocks_run_out(self, computed: np.ndarray, steps: int) -> tuple[int, np.ndarray | None, int]:
         """The most decode steps, up to `steps`, whose new blocks the free pool holds (bisection; 0: not even one).
 
-        Also each request's new blocks over those steps when all `steps` fit (else None).
+        A running request holds ceil(computed / block_size) blocks (each step gives it the
+        blocks of its new tokens) and every block no running request holds is free (cached
+        ones included), so k steps fit when Σ ceil((computed + k) / block_size) ≤ num_blocks.
+        Also each request's blocks after those steps and their sum when all `steps` fit
+        (else None, 0).
         """
-        free = self.free_blocks
-        new_blocks = self._new_blocks(computed, held, steps)
-        if int(np.add.reduce(new_blocks)) <= free:
-            return steps, new_blocks
+        pool = self.server.num_blocks
+        blocks = self._blocks_after(computed, steps)
+        total = int(np.add.reduce(blocks))
+        if total <= pool:
+            return steps, blocks, total
 
         def fits(k: int) -> bool:
-            return int(np.add.reduce(self._new_blocks(computed, held, k))) <= free
+            return int(np.add.reduce(self._blocks_after(computed, k))) <= pool
 
         if steps == 1 or not fits(1):
-            return 0, None
+            return 0, None, 0
         low, high = 1, steps  # fits(low), not fits(high)
         while high - low > 1:
             mid = (low + high) // 2
@@ -1340,12 +1367,12 @@ class _Engine:
                 low = mid
             else:
                 high = mid
-        return low, None
+        return low, None, 0
 
-    def _new_blocks(self, computed: np.ndarray, held: np.ndarray, steps: int) -> np.ndarray:
-        """Each request's new blocks after `steps` more tokens: max(ceil((computed + steps) / block_size) − held, 0)."""
+    def _blocks_after(self, computed: np.ndarray, steps: int) -> np.ndarray:
+        """Each running request's blocks after `steps` more tokens: ceil((computed + steps) / block_size)."""
         bs = self.block_size
-        return np.maximum((computed + (steps + bs - 1)) // bs - held, 0)
+        return (computed + (steps + bs - 1)) // bs
 
     def _steps_before_next_arrival(self, durations: np.ndarray) -> int:
         """The decode steps, of at most len(`durations`), that start before the next request arrives.
@@ -1361,41 +1388,44 @@ class _Engine:
         Step j schedules one token per request and reads Σ `computed` + j · requests
         cached tokens (``step_time_s``, no swap).
         """
-        count = computed.size
-        context = np.arange(1, steps + 1, dtype=float) * count + int(np.add.reduce(computed))
+        count, start = computed.size, int(np.add.reduce(computed))
+        context = np.arange(start + count, start + count * steps + 1, count, dtype=float)  # whole numbers: exact
         return step_time_s(self.server, scheduled_tokens=count, context_tokens=context)
 
-    def _fast_forward(self, run: _DecodeRun) -> tuple[int, np.ndarray]:
+    def _fast_forward(self, run: _DecodeRun, previous_s: float | None) -> tuple[int, np.ndarray | None]:
         """Run the decode steps of `run` at once: one token for every running request per step; (tokens, finished).
 
         Step j reads j more cached tokens per request than the run's start; the first
-        gap of each request runs from its last token, the others are the step times.
-        Its blocks grow to ceil(computed / block_size). A run of one step is ``_decode_step``.
+        gap of each request runs from its last token (`previous_s` for all, if the caller
+        knows it: ``_sample``), the others are the step times. Its blocks grow to
+        ceil(computed / block_size). The finished mask is None when nobody finishes. A run
+        of one step is ``_decode_step``.
         """
         steps, count = run.steps, len(self.running)
         if steps == 1:
-            return self._decode_step(run.new_blocks)
+            return self._decode_step(run.blocks, run.blocks_total, previous_s)
         counts = self.columns.counts
         times = self.columns.times
-        last, gap_sum, gap_sq_sum = times[_LAST, :count], times[_GAP_SUM, :count], times[_GAP_SQ_SUM, :count]
-        gap_max = times[_GAP_MAX, :count]
+        gap_sum, gap_sq_sum, gap_max = times[_GAP_SUM, :count], times[_GAP_SQ_SUM, :count], times[_GAP_MAX, :count]
         if run.step_times_s is None:
             durations = self._decode_step_times_s(counts[_COMPUTED, :count], steps)
         else:
             durations = run.step_times_s[:steps]
-        first_gap = self.now_s + float(durations[0]) - last
         rest = durations[1:]
+        first_gap = self.now_s + float(durations[0]) - (times[_LAST, :count] if previous_s is None else previous_s)
         gap_sum += first_gap + float(np.add.reduce(rest))
-        gap_sq_sum += first_gap**2 + float(np.add.reduce(rest**2))
-        np.maximum(gap_max, first_gap, out=gap_max)
-        np.maximum(gap_max, float(np.maximum.reduce(rest)), out=gap_max)
+        gap_sq_sum += first_gap * first_gap + float(np.add.reduce(rest * rest))
+        np.maximum(gap_max, np.maximum(first_gap, float(np.maximum.reduce(rest))), out=gap_max)
         self.now_s += float(np.add.reduce(durations))
-        counts[:_GPU_BLOCKS, :count] += steps  # tokens, computed, generated
-        last[:] = self.now_s
-        self._grow_blocks(count, run.new_blocks)
-        return count * steps, counts[_GENERATED, :count] == counts[_OUTPUT, :count]
+        decoded = counts[:_GPU_BLOCKS, :count]  # tokens, computed, generated
+        decoded += steps
+        times[_LAST, :count].fill(self.now_s)
+        self._grow_blocks(count, run.blocks, run.blocks_total)
+        return count * steps, counts[_GENERATED, :count] == counts[_OUTPUT, :count] if run.finishes else None
 
-    def _decode_step(self, new_blocks: np.ndarray | None) -> tuple[int, np.ndarray]:
+    def _decode_step(
+        self, blocks: np.ndarray | None, blocks_total: int, previous_s: float | None
+    ) -> tuple[int, np.ndarray]:
         """One decode step of every running request without the scheduler's loops; (tokens, finished mask).
 
         The operations of a scheduled step (``_schedule_whole``, ``_execute``,
@@ -1405,19 +1435,22 @@ class _Engine:
         computed = self.columns.counts[_COMPUTED, :count]
         computed += 1
         self.now_s += step_time_s(self.server, scheduled_tokens=count, context_tokens=int(np.add.reduce(computed)))
-        self._grow_blocks(count, new_blocks)
-        return count, self._sample(count, decoding=True)
+        self._grow_blocks(count, blocks, blocks_total)
+        return count, self._sample(count, previous_s=previous_s)
 
-    def _grow_blocks(self, count: int, new_blocks: np.ndarray | None) -> None:
+    def _grow_blocks(self, count: int, blocks: np.ndarray | None, blocks_total: int) -> None:
         """The first `count` running requests grow to ceil(computed / block_size) blocks, taken from the free pool.
 
-        `new_blocks`: how many each takes, if already known (``_new_blocks`` before the run).
+        `blocks`: those counts and `blocks_total` their sum, if already known
+        (``_blocks_after`` before the run). The running requests held all the pool's
+        blocks that are not free: the new ones are the sum minus those.
         """
         held = self.columns.counts[_GPU_BLOCKS, :count]
-        if new_blocks is None:
-            new_blocks = self._new_blocks(self.columns.counts[_COMPUTED, :count], held, 0)
-        held += new_blocks
-        self._take(int(np.add.reduce(new_blocks)))
+        if blocks is None:
+            blocks = self._blocks_after(self.columns.counts[_COMPUTED, :count], 0)
+            blocks_total = int(np.add.reduce(blocks))
+        self._take(blocks_total - (self.server.num_blocks - self.free_blocks))
+        held[:] = blocks
 
     # ------------------------------------------------------------ the result
 
