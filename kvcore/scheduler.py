@@ -694,9 +694,10 @@ class _RequestState:
 
     The counters a step changes (``_HOT_COUNTS``, ``_HOT_TIMES``) are the rows of one
     int64 matrix, ``hot``: the counts, then the times as float64 bit patterns (``hot_times``
-    is their float64 view); the named fields are views of its rows. While a request runs,
-    its column of ``hot`` lives in ``_RunningColumns`` and is copied back here, in one
-    move, when it leaves the running list. ``cpu_blocks`` and
+    is their float64 view), then two rows that never change, ``output_tokens`` and the
+    request's id; the named fields are views of its rows. While a request runs, its
+    column of ``hot`` lives in ``_RunningColumns``: copied there, and back here when it
+    leaves the running list, in one move. ``cpu_blocks`` and
     ``cached_blocks``, which only admission and preemption read one request at a time,
     are Python lists (a numpy scalar read costs more than a list's).
     """
@@ -726,14 +727,15 @@ class _RequestState:
     def arriving(cls, requests: Requests) -> _RequestState:
         """Every request before it arrives: its prompt, nothing computed, generated or held."""
         n = len(requests)
-        hot = np.zeros((_HOT_ROWS, n), dtype=np.int64)
-        hot_counts, hot_times = hot[: len(_HOT_COUNTS)], hot[len(_HOT_COUNTS) :].view(np.float64)
-        hot_counts[_HOT_COUNTS.index("tokens")] = requests.prompt_tokens
-        hot_times[[_HOT_TIMES.index("first_token_s"), _HOT_TIMES.index("last_token_s")]] = np.nan
+        hot = np.zeros((_COLUMN_ROWS, n), dtype=np.int64)
+        hot_counts, hot_times = hot[: len(_HOT_COUNTS)], hot[len(_HOT_COUNTS) : _HOT_ROWS].view(np.float64)
+        hot_counts[_TOKENS] = requests.prompt_tokens
+        hot_times[[_FIRST, _LAST]] = np.nan
+        hot[_OUTPUT], hot[_ID] = requests.output_tokens, np.arange(n)
         return cls(
             hot=hot,
             hot_times=hot_times,
-            output_tokens=requests.output_tokens,
+            output_tokens=hot[_OUTPUT],
             sequences=requests.sequences_per_request,
             finish_s=np.full(n, np.nan),
             **dict(zip(_HOT_COUNTS, hot_counts, strict=True)),
@@ -764,20 +766,22 @@ class _RequestState:
 
 
 #: The integer counters of ``_RequestState`` that a running request changes every step (first rows of ``hot``).
-_HOT_COUNTS = ("tokens", "computed", "generated", "gpu_blocks")
+_HOT_COUNTS = ("tokens", "generated", "computed", "gpu_blocks")
 #: Its times that a step changes (rows of ``hot_times``).
 _HOT_TIMES = ("first_token_s", "last_token_s", "gap_sum_s", "gap_sq_sum_s", "gap_max_s")
 #: Its other integer counters, which start at zero.
 _COLD_COUNTS = ("preemptions", "swaps", "recomputed_tokens", "reused_tokens")
 #: Rows of ``_RequestState.hot``: the hot counters, then the hot times (as int64 bit patterns).
 _HOT_ROWS = len(_HOT_COUNTS) + len(_HOT_TIMES)
-#: Rows of ``_RunningColumns.counts``: those of ``_RequestState.hot``, then each request's output length and id.
-_TOKENS, _COMPUTED, _GENERATED, _GPU_BLOCKS = range(len(_HOT_COUNTS))
+#: Rows of ``_RequestState.hot`` and ``_RunningColumns.counts``: the hot counters, then (after the
+#: times) each request's output length and id.
+_TOKENS, _GENERATED, _COMPUTED, _GPU_BLOCKS = range(len(_HOT_COUNTS))
 _OUTPUT, _ID = _HOT_ROWS, _HOT_ROWS + 1
+_COLUMN_ROWS = _HOT_ROWS + 2
 #: Rows of ``_RunningColumns.times``.
 _FIRST, _LAST, _GAP_SUM, _GAP_SQ_SUM, _GAP_MAX = range(len(_HOT_TIMES))
 #: The rows ``_TOKENS`` and ``_GENERATED`` as one view (a sampled token adds to both).
-_TOKENS_AND_GENERATED = slice(_TOKENS, _GENERATED + 1, _GENERATED - _TOKENS)
+_TOKENS_AND_GENERATED = slice(_TOKENS, _GENERATED + 1)
 #: The columns of a timeline row, in ``Timeline``'s order after ``time_s``.
 _ROW = ("steps", "used_blocks", "running", "waiting", "swapped", "preemptions", "scheduled_tokens")
 
@@ -788,9 +792,9 @@ class _RunningColumns:
 
     vLLM keeps them on each ``Request``; here the batch's counters are contiguous rows
     so that a step updates them with whole-row numpy operations, without gathering or
-    scattering by request id. ``counts`` holds the rows of ``_RequestState.hot`` then
-    ``output_tokens`` and the request id (``_TOKENS`` … ``_GPU_BLOCKS``, ``_OUTPUT``,
-    ``_ID``); ``times`` is the float64 view of its time rows (``_FIRST`` … ``_GAP_MAX``);
+    scattering by request id. ``counts`` holds the rows of ``_RequestState.hot``
+    (``_TOKENS`` … ``_GPU_BLOCKS``, the times, ``_OUTPUT``, ``_ID``); ``times`` is the
+    float64 view of its time rows (``_FIRST`` … ``_GAP_MAX``);
     the first ``size`` columns are in use. A request's column is copied in when it is
     admitted and back when it leaves (preempted or finished), one move for all its rows.
     """
@@ -802,21 +806,24 @@ class _RunningColumns:
     @classmethod
     def empty(cls, capacity: int) -> _RunningColumns:
         """Room for `capacity` running requests (``max_num_seqs``), none running."""
-        counts = np.zeros((_HOT_ROWS + 2, capacity), dtype=np.int64)
+        counts = np.zeros((_COLUMN_ROWS, capacity), dtype=np.int64)
         return cls(counts=counts, times=counts[len(_HOT_COUNTS) : _HOT_ROWS].view(np.float64))
 
-    def push(self, state: _RequestState, rid: int) -> None:
-        """Request `rid` joins the back of the running list: its counters become the last column."""
-        column = self.size
-        self.counts[:_HOT_ROWS, column] = state.hot[:, rid]
-        self.counts[_OUTPUT, column] = state.output_tokens[rid]
-        self.counts[_ID, column] = rid
+    def push(self, state: _RequestState, rid: int, *, computed: int, held: int) -> None:
+        """Request `rid` joins the back of the running list: its counters become the last column.
+
+        It is admitted with `computed` tokens (its scheduled ones included) and `held` blocks.
+        """
+        column, counts = self.size, self.counts
+        counts[:, column] = state.hot[:, rid]
+        counts[_COMPUTED, column] = computed
+        counts[_GPU_BLOCKS, column] = held
         self.size = column + 1
 
     def pop(self, state: _RequestState, rid: int) -> None:
         """The newest request, `rid`, leaves: its counters go back to `state`."""
         self.size -= 1
-        state.hot[:, rid] = self.counts[:_HOT_ROWS, self.size]
+        state.hot[:, rid] = self.counts[:, self.size]
 
     def remove(self, state: _RequestState, leaving: list[int]) -> None:
         """The requests in columns `leaving` (ascending) leave; their counters go back to `state`.
@@ -826,7 +833,7 @@ class _RunningColumns:
         counts = self.counts
         write = leaving[0]
         for column, end in zip(leaving, [*leaving[1:], self.size], strict=True):
-            state.hot[:, int(counts[_ID, column])] = counts[:_HOT_ROWS, column]
+            state.hot[:, counts[_ID, column]] = counts[:, column]
             stretch = end - column - 1
             counts[:, write : write + stretch] = counts[:, column + 1 : end]
             write += stretch
@@ -1006,7 +1013,7 @@ class _Engine:
             if index == len(self.running) or batch.token_budget == 0:
                 return
             rid = self.running[index]
-            tokens, computed, _, held = counts[: _GPU_BLOCKS + 1, index].tolist()
+            tokens, _, computed, held = counts[: _GPU_BLOCKS + 1, index].tolist()
             count, blocks = self._chunk(tokens - computed, computed, held, batch.token_budget)
             if blocks > self.free_blocks and not self._make_room(rid, blocks, batch):
                 return
@@ -1066,7 +1073,7 @@ class _Engine:
         while self.waiting and batch.token_budget > 0 and len(self.running) < self.server.max_num_seqs:
             rid = self.waiting[0]
             missing, computed = self._missing_tokens(rid)
-            count, blocks = self._chunk(missing, computed, int(s.gpu_blocks[rid]), batch.token_budget)
+            count, blocks = self._chunk(missing, computed, 0, batch.token_budget)  # a waiting request holds none
             if not self._fits(rid, blocks):
                 return
             self.waiting.popleft()
@@ -1074,10 +1081,9 @@ class _Engine:
                 batch.swapped_blocks += s.cpu_blocks[rid]
                 s.cpu_blocks[rid] = 0
                 self.swapped -= 1
-            self._allocate(rid, blocks - self._resume_from_cache(rid))
-            s.computed[rid] += count
+            self._take(blocks - self._resume_from_cache(rid))  # allocate_slots: the others are new
             self.running.append(rid)
-            self.columns.push(s, rid)
+            self.columns.push(s, rid, computed=computed + count, held=blocks)
             batch.add(count, missing=missing)
 
     def _fits(self, rid: int, blocks: int) -> bool:
@@ -1115,11 +1121,6 @@ class _Engine:
         s = self.state
         computed = int(s.computed[rid]) + s.cached_blocks[rid] * self.block_size
         return int(s.tokens[rid]) - computed, computed
-
-    def _allocate(self, rid: int, blocks: int) -> None:
-        """Give waiting request `rid` `blocks` more blocks from the free pool (vLLM's ``allocate_slots``)."""
-        self.state.gpu_blocks[rid] += blocks
-        self._take(blocks)
 
     def _take(self, blocks: int) -> None:
         """Take `blocks` blocks off the free queue (``BlockPool.get_new_blocks``, vllm/v1/core/block_pool.py).
@@ -1171,8 +1172,9 @@ class _Engine:
     def _resume_from_cache(self, rid: int) -> int:
         """Admitted request `rid` takes back its leading blocks still cached; how many (``BlockPool.touch``).
 
-        They leave the free queue; their h · block_size tokens count as computed and as
-        reused, not recomputed (``recomputed_tokens`` had counted them at preemption).
+        They leave the free queue and count among the blocks it is admitted with; their
+        h · block_size tokens count as computed (``_missing_tokens``) and as reused, not
+        recomputed (``recomputed_tokens`` had counted them at preemption).
         """
         s = self.state
         hit = s.cached_blocks[rid]
@@ -1183,8 +1185,6 @@ class _Engine:
             return 0
         reused = hit * self.block_size
         s.cached_blocks[rid] = 0
-        s.computed[rid] = reused
-        s.gpu_blocks[rid] += hit
         self.free_blocks -= hit
         s.recomputed_tokens[rid] -= reused
         s.reused_tokens[rid] += reused
@@ -1337,7 +1337,7 @@ class _Engine:
             return False
         head = self.waiting[0]
         missing, computed = self._missing_tokens(head)
-        _, blocks = self._chunk(missing, computed, int(self.state.gpu_blocks[head]), token_budget)
+        _, blocks = self._chunk(missing, computed, 0, token_budget)
         return self._fits(head, blocks)
 
     def _steps_before_blocks_run_out(self, computed: np.ndarray, steps: int) -> tuple[int, np.ndarray | None, int]:
@@ -1417,7 +1417,7 @@ class _Engine:
         gap_sq_sum += first_gap * first_gap + float(np.add.reduce(rest * rest))
         np.maximum(gap_max, np.maximum(first_gap, float(np.maximum.reduce(rest))), out=gap_max)
         self.now_s += float(np.add.reduce(durations))
-        decoded = counts[:_GPU_BLOCKS, :count]  # tokens, computed, generated
+        decoded = counts[:_GPU_BLOCKS, :count]  # tokens, generated, computed
         decoded += steps
         times[_LAST, :count].fill(self.now_s)
         self._grow_blocks(count, run.blocks, run.blocks_total)
