@@ -683,8 +683,9 @@ class _RequestState:
     columns so that a whole batch updates in one numpy operation:
     ``tokens`` = prompt + generated (``num_tokens``); ``computed`` = tokens whose K
     and V are in the cache (``num_computed_tokens``); ``generated``
-    (``num_output_tokens``) of ``output_tokens`` to make; ``gpu_blocks`` held in the
-    pool and ``cpu_blocks`` swapped out to CPU memory; ``cached_blocks``, while it
+    (``num_output_tokens``) of ``output_tokens`` to make; ``cpu_blocks`` swapped out to
+    CPU memory (its blocks in the pool are not kept: a running request holds
+    ceil(computed / block_size), ``_Engine``, a waiting one none); ``cached_blocks``, while it
     waits after a recompute preemption, its leading full blocks still hashed in the
     pool (prefix caching); ``sequences`` (n, V0's preemption rule). Then what it lived
     through: ``preemptions``, ``swaps`` (those by swap), ``recomputed_tokens`` and
@@ -708,7 +709,6 @@ class _RequestState:
     tokens: np.ndarray
     computed: np.ndarray
     generated: np.ndarray
-    gpu_blocks: np.ndarray
     cpu_blocks: list[int]
     cached_blocks: list[int]
     sequences: np.ndarray
@@ -766,7 +766,7 @@ class _RequestState:
 
 
 #: The integer counters of ``_RequestState`` that a running request changes every step (first rows of ``hot``).
-_HOT_COUNTS = ("tokens", "generated", "computed", "gpu_blocks")
+_HOT_COUNTS = ("tokens", "generated", "computed")
 #: Its times that a step changes (rows of ``hot_times``).
 _HOT_TIMES = ("first_token_s", "last_token_s", "gap_sum_s", "gap_sq_sum_s", "gap_max_s")
 #: Its other integer counters, which start at zero.
@@ -775,13 +775,15 @@ _COLD_COUNTS = ("preemptions", "swaps", "recomputed_tokens", "reused_tokens")
 _HOT_ROWS = len(_HOT_COUNTS) + len(_HOT_TIMES)
 #: Rows of ``_RequestState.hot`` and ``_RunningColumns.counts``: the hot counters, then (after the
 #: times) each request's output length and id.
-_TOKENS, _GENERATED, _COMPUTED, _GPU_BLOCKS = range(len(_HOT_COUNTS))
+_TOKENS, _GENERATED, _COMPUTED = range(len(_HOT_COUNTS))
 _OUTPUT, _ID = _HOT_ROWS, _HOT_ROWS + 1
 _COLUMN_ROWS = _HOT_ROWS + 2
 #: Rows of ``_RunningColumns.times``.
 _FIRST, _LAST, _GAP_SUM, _GAP_SQ_SUM, _GAP_MAX = range(len(_HOT_TIMES))
 #: The rows ``_TOKENS`` and ``_GENERATED`` as one view (a sampled token adds to both).
 _TOKENS_AND_GENERATED = slice(_TOKENS, _GENERATED + 1)
+#: The rows ``_FIRST`` and ``_LAST`` as one view (a sampled token takes fmin(time, now) of both).
+_FIRST_AND_LAST = slice(_FIRST, _LAST + 1)
 #: The columns of a timeline row, in ``Timeline``'s order after ``time_s``.
 _ROW = ("steps", "used_blocks", "running", "waiting", "swapped", "preemptions", "scheduled_tokens")
 
@@ -793,7 +795,7 @@ class _RunningColumns:
     vLLM keeps them on each ``Request``; here the batch's counters are contiguous rows
     so that a step updates them with whole-row numpy operations, without gathering or
     scattering by request id. ``counts`` holds the rows of ``_RequestState.hot``
-    (``_TOKENS`` … ``_GPU_BLOCKS``, the times, ``_OUTPUT``, ``_ID``); ``times`` is the
+    (``_TOKENS`` … ``_COMPUTED``, the times, ``_OUTPUT``, ``_ID``); ``times`` is the
     float64 view of its time rows (``_FIRST`` … ``_GAP_MAX``);
     the first ``size`` columns are in use. A request's column is copied in when it is
     admitted and back when it leaves (preempted or finished), one move for all its rows.
@@ -809,15 +811,14 @@ class _RunningColumns:
         counts = np.zeros((_COLUMN_ROWS, capacity), dtype=np.int64)
         return cls(counts=counts, times=counts[len(_HOT_COUNTS) : _HOT_ROWS].view(np.float64))
 
-    def push(self, state: _RequestState, rid: int, *, computed: int, held: int) -> None:
+    def push(self, state: _RequestState, rid: int, *, computed: int) -> None:
         """Request `rid` joins the back of the running list: its counters become the last column.
 
-        It is admitted with `computed` tokens (its scheduled ones included) and `held` blocks.
+        It is admitted with `computed` tokens (its scheduled ones included).
         """
         column, counts = self.size, self.counts
         counts[:, column] = state.hot[:, rid]
         counts[_COMPUTED, column] = computed
-        counts[_GPU_BLOCKS, column] = held
         self.size = column + 1
 
     def pop(self, state: _RequestState, rid: int) -> None:
@@ -885,16 +886,14 @@ class _DecodeRun:
     """A run of identical decode steps (``_Engine._decode_run``) and what finding it already computed.
 
     ``step_times_s``: the times of at least its ``steps`` steps, if the arrival check
-    computed them; ``blocks``: each running request's blocks at the run's end, if the
-    blocks check computed them for exactly ``steps`` steps (else None), and ``blocks_total``
-    their sum. ``finishes``: some request makes its last token in the run's last step (the
-    run stopped at the first finish).
+    computed them; ``blocks``: the blocks the running requests hold at the run's end (the
+    blocks check computed them). ``finishes``: some request makes its last token in the
+    run's last step (the run stopped at the first finish).
     """
 
     steps: int
     step_times_s: np.ndarray | None
-    blocks: np.ndarray | None
-    blocks_total: int
+    blocks: int
     finishes: bool
 
 
@@ -910,10 +909,14 @@ class _Engine:
     runs ``[owner, count]`` in the order they were freed (the LRU order of the free
     queue; owner −1 for finished requests), ``run_of`` maps a waiting request to its run.
     ``preemptions`` and ``swapped`` (requests whose blocks are in CPU memory) are
-    engine-wide counts; ``rows`` the timeline so far. ``all_decoding`` is true when the
-    last step scheduled and sampled every running request (so each has exactly one token
-    to compute, has generated one, made it at ``now_s`` and holds ceil(computed /
-    block_size) blocks, as every running request does); false says nothing.
+    engine-wide counts; ``rows`` the timeline so far. ``computed_tokens`` is Σ computed
+    over the running requests. A running request holds ceil(computed / block_size)
+    blocks: its computed tokens only grow with the blocks for them (``_chunk``,
+    ``_schedule_whole``, ``_fast_forward``) and leave with them (``_preempt``,
+    ``_finish``), so num_blocks − free_blocks = Σ ceil(computed / block_size) over the
+    running requests (cached blocks count as free). ``all_decoding`` is true when the
+    last step scheduled and sampled every running request (so each has exactly one
+    token to compute, has generated one and made it at ``now_s``); false says nothing.
     """
 
     def __init__(self, requests: Requests, server: ServerConfig) -> None:
@@ -935,6 +938,7 @@ class _Engine:
         self.finished = 0
         self.preemptions = 0
         self.swapped = 0
+        self.computed_tokens = 0
         self.all_decoding = False
         self.rows: list[tuple[float, int, int, int, int, int, int, int]] = []
 
@@ -1004,22 +1008,23 @@ class _Engine:
         when the budget is spent or a request had to preempt itself. Stretches of
         requests that fit whole are scheduled in one vectorised move
         (``_schedule_whole``): usually the whole batch. After a step that sampled every
-        running request (``all_decoding``), each misses exactly one token.
+        running request (``all_decoding``), each misses exactly one token. A running
+        request holds ceil(computed / block_size) blocks (``_Engine``).
         """
-        counts, decoding = self.columns.counts, self.all_decoding
+        counts, decoding, bs = self.columns.counts, self.all_decoding, self.block_size
         index = 0
         while index < len(self.running) and batch.token_budget > 0:
             index += self._schedule_whole(index, batch, decoding=decoding)  # preemption only shortens running
             if index == len(self.running) or batch.token_budget == 0:
                 return
             rid = self.running[index]
-            tokens, _, computed, held = counts[: _GPU_BLOCKS + 1, index].tolist()
-            count, blocks = self._chunk(tokens - computed, computed, held, batch.token_budget)
+            tokens, _, computed = counts[: _COMPUTED + 1, index].tolist()
+            count, blocks = self._chunk(tokens - computed, computed, (computed + bs - 1) // bs, batch.token_budget)
             if blocks > self.free_blocks and not self._make_room(rid, blocks, batch):
                 return
-            counts[_GPU_BLOCKS, index] += blocks
             self._take(blocks)
             counts[_COMPUTED, index] += count
+            self.computed_tokens += count
             batch.add(count, missing=tokens - computed)
             index += 1
 
@@ -1029,33 +1034,39 @@ class _Engine:
         Request i of the stretch fits when Σ_{j ≤ i} new_j ≤ budget and Σ_{j ≤ i} blocks_j
         ≤ free blocks (both sums only grow, so the requests that fit are a prefix):
         exactly what the one-by-one loop would give them. new = tokens − computed,
-        blocks = max(ceil(tokens / block_size) − held, 0); returns the stretch's length.
-        `decoding`: each of them misses one token (new = 1, tokens = computed + 1, and it
-        holds ceil(computed / block_size) blocks: ``_steps_before_blocks_run_out``).
+        blocks = ceil(tokens / block_size) − held, where a running request holds
+        ceil(computed / block_size) (``_Engine``: from `start` = 0, all the blocks not
+        free); returns the stretch's length. `decoding`: each of them misses one token
+        (new = 1, tokens = computed + 1).
         """
         bs, counts, end = self.block_size, self.columns.counts, len(self.running)
-        computed, held = counts[_COMPUTED, start:end], counts[_GPU_BLOCKS, start:end]
+        computed = counts[_COMPUTED, start:end]
         new: np.ndarray | None = None  # None: one token each
         if decoding:
-            new_total, need = end - start, self._blocks_after(computed, 1) - held
+            new_total, blocks = end - start, self._blocks_after(computed, 1)
         else:
             tokens = counts[_TOKENS, start:end]
             new = tokens - computed
-            need = np.maximum((tokens + (bs - 1)) // bs - held, 0)
+            blocks = (tokens + (bs - 1)) // bs
             new_total = int(np.add.reduce(new))
-        need_total = int(np.add.reduce(need))
+        if start:
+            held_total = int(np.add.reduce(self._blocks_after(computed, 0)))
+        else:
+            held_total = self.server.num_blocks - self.free_blocks
+        need_total = int(np.add.reduce(blocks)) - held_total
         if new_total > batch.token_budget or need_total > self.free_blocks:
+            need = blocks - self._blocks_after(computed, 0)
             within_budget = batch.token_budget if new is None else _count_within(new, batch.token_budget)
             fitting = min(within_budget, _count_within(need, self.free_blocks))
             if not fitting:
                 return 0
-            computed, held, need = computed[:fitting], held[:fitting], need[:fitting]
+            computed = computed[:fitting]
             new = None if new is None else new[:fitting]
             new_total = fitting if new is None else int(np.add.reduce(new))
-            need_total = int(np.add.reduce(need))
-        held += need
+            need_total = int(np.add.reduce(need[:fitting]))
         self._take(need_total)
         computed += 1 if new is None else new
+        self.computed_tokens += new_total
         batch.add(new_total, computed.size)
         return computed.size
 
@@ -1074,7 +1085,7 @@ class _Engine:
             rid = self.waiting[0]
             missing, computed = self._missing_tokens(rid)
             count, blocks = self._chunk(missing, computed, 0, batch.token_budget)  # a waiting request holds none
-            if not self._fits(rid, blocks):
+            if not self._fits(missing + computed, blocks):
                 return
             self.waiting.popleft()
             if s.cpu_blocks[rid]:
@@ -1083,14 +1094,15 @@ class _Engine:
                 self.swapped -= 1
             self._take(blocks - self._resume_from_cache(rid))  # allocate_slots: the others are new
             self.running.append(rid)
-            self.columns.push(s, rid, computed=computed + count, held=blocks)
+            self.columns.push(s, rid, computed=computed + count)
+            self.computed_tokens += computed + count
             batch.add(count, missing=missing)
 
-    def _fits(self, rid: int, blocks: int) -> bool:
-        """Whether waiting request `rid` may be admitted with `blocks` blocks for its chunk (``allocate_slots``).
+    def _fits(self, tokens: int, blocks: int) -> bool:
+        """Whether a waiting request of `tokens` tokens may start with `blocks` blocks (``allocate_slots``).
 
         Its chunk's blocks must be free; with ``reserve_full_prompt`` also
-        ceil(tokens / block_size), the blocks of its whole sequence (vLLM's
+        ceil(`tokens` / block_size), the blocks of its whole sequence (vLLM's
         ``full_sequence_must_fit``; prefix-cache hits count, as touching them empties
         their slot in the free queue).
         """
@@ -1098,8 +1110,7 @@ class _Engine:
             return False
         if not self.server.reserve_full_prompt:
             return True
-        whole = (int(self.state.tokens[rid]) + self.block_size - 1) // self.block_size
-        return whole <= self.free_blocks
+        return (tokens + self.block_size - 1) // self.block_size <= self.free_blocks
 
     def _chunk(self, missing: int, computed: int, held: int, token_budget: int) -> tuple[int, int]:
         """Tokens a request gets this step and the blocks they take from the free pool.
@@ -1216,7 +1227,9 @@ class _Engine:
         batch.preempted = True
         self.preemptions += 1
         s.preemptions[victim] += 1
-        held = int(s.gpu_blocks[victim])
+        computed = int(s.computed[victim])
+        self.computed_tokens -= computed
+        held = (computed + self.block_size - 1) // self.block_size  # a running request's blocks (_Engine)
         if self.swap and (not self.server.swap_only_multi_sequence or s.sequences[victim] > 1):
             self._give_back(victim, held, 0)
             s.cpu_blocks[victim] = held
@@ -1224,10 +1237,9 @@ class _Engine:
             batch.swapped_blocks += held
             self.swapped += 1
         else:
-            self._give_back(victim, held, int(s.computed[victim]) // self.block_size if self.prefix_caching else 0)
-            s.recomputed_tokens[victim] += s.computed[victim]
+            self._give_back(victim, held, computed // self.block_size if self.prefix_caching else 0)
+            s.recomputed_tokens[victim] += computed
             s.computed[victim] = 0
-        s.gpu_blocks[victim] = 0
         self.waiting.appendleft(victim)
 
     # ------------------------------------------------------------ the forward pass, sampling, finishing
@@ -1235,12 +1247,16 @@ class _Engine:
     def _execute(self, batch: _Batch, scheduled_tokens: int, previous_s: float | None) -> np.ndarray:
         """Run the batch: the clock advances by ``step_time_s``; a mask of the running requests that finished.
 
-        The context is the batch's computed tokens, its new ones included. A step that
-        only swaps (every scheduled request preempted itself) still pays for the copies.
+        The context is the batch's computed tokens, its new ones included
+        (``computed_tokens`` when the batch is every running request). A step that only
+        swaps (every scheduled request preempted itself) still pays for the copies.
         `previous_s`: when every scheduled request made its previous token, if all at once (``_sample``).
         """
         if batch.size:
-            context = int(np.add.reduce(self.columns.counts[_COMPUTED, : batch.size]))
+            if batch.size == len(self.running):
+                context = self.computed_tokens
+            else:
+                context = int(np.add.reduce(self.columns.counts[_COMPUTED, : batch.size]))
             self.now_s += step_time_s(
                 self.server,
                 scheduled_tokens=scheduled_tokens,
@@ -1266,10 +1282,11 @@ class _Engine:
         token then (the step before sampled every running request): one gap for all.
         """
         now, counts, times = self.now_s, self.columns.counts, self.columns.times
+        gap: np.ndarray | float
         if previous_s is None:
-            first, last = times[_FIRST, :sampled], times[_LAST, :sampled]
-            np.fmin(first, now, out=first)
-            gap = now - np.fmin(last, now)
+            first_and_last = times[_FIRST_AND_LAST, :sampled]
+            np.fmin(first_and_last, now, out=first_and_last)  # the last token time becomes now below
+            gap = now - times[_LAST, :sampled]
         else:
             gap = now - previous_s
         gap_sum, gap_sq_sum = times[_GAP_SUM, :sampled], times[_GAP_SQ_SUM, :sampled]
@@ -1292,14 +1309,16 @@ class _Engine:
         leaving = done.nonzero()[0].tolist()
         if not leaving:
             return
-        s, held, hashed = self.state, 0, 0
+        s, bs, now, held, hashed, computed_total = self.state, self.block_size, self.now_s, 0, 0, 0
         self.columns.remove(s, leaving)
         for column in reversed(leaving):
             rid = self.running.pop(column)
-            s.finish_s[rid] = self.now_s
-            held += int(s.gpu_blocks[rid])
-            hashed += int(s.computed[rid]) // self.block_size
-            s.gpu_blocks[rid] = 0
+            s.finish_s[rid] = now
+            computed = int(s.computed[rid])
+            computed_total += computed
+            held += (computed + bs - 1) // bs  # a running request's blocks (_Engine)
+            hashed += computed // bs
+        self.computed_tokens -= computed_total
         self._give_back(-1, held, hashed if self.prefix_caching else 0)
         self.finished += len(leaving)
 
@@ -1326,10 +1345,10 @@ class _Engine:
         steps = until_finish = int(np.minimum.reduce(counts[_OUTPUT, :count] - generated))
         durations = None
         if steps > 1 and not self.waiting and self.next_arrival < self.num_requests:
-            durations = self._decode_step_times_s(computed, steps)
+            durations = self._decode_step_times_s(count, steps)
             steps = self._steps_before_next_arrival(durations)
-        steps, blocks, blocks_total = self._steps_before_blocks_run_out(computed, steps)
-        return _DecodeRun(steps, durations, blocks, blocks_total, steps == until_finish) if steps else None
+        steps, blocks = self._steps_before_blocks_run_out(computed, steps)
+        return _DecodeRun(steps, durations, blocks, steps == until_finish) if steps else None
 
     def _head_can_be_admitted(self, token_budget: int) -> bool:
         """Whether the head of the waiting queue would be scheduled now, beside the running decodes."""
@@ -1338,36 +1357,34 @@ class _Engine:
         head = self.waiting[0]
         missing, computed = self._missing_tokens(head)
         _, blocks = self._chunk(missing, computed, 0, token_budget)
-        return self._fits(head, blocks)
+        return self._fits(missing + computed, blocks)
 
-    def _steps_before_blocks_run_out(self, computed: np.ndarray, steps: int) -> tuple[int, np.ndarray | None, int]:
+    def _steps_before_blocks_run_out(self, computed: np.ndarray, steps: int) -> tuple[int, int]:
         """The most decode steps, up to `steps`, whose new blocks the free pool holds (bisection; 0: not even one).
 
-        A running request holds ceil(computed / block_size) blocks (each step gives it the
-        blocks of its new tokens) and every block no running request holds is free (cached
-        ones included), so k steps fit when Σ ceil((computed + k) / block_size) ≤ num_blocks.
-        Also each request's blocks after those steps and their sum when all `steps` fit
-        (else None, 0).
+        A running request holds ceil(computed / block_size) blocks (``_Engine``) and every
+        block no running request holds is free (cached ones included), so k steps fit when
+        Σ ceil((computed + k) / block_size) ≤ num_blocks. Also that sum for the steps found
+        (0 with them).
         """
         pool = self.server.num_blocks
-        blocks = self._blocks_after(computed, steps)
-        total = int(np.add.reduce(blocks))
+
+        def blocks(k: int) -> int:
+            return int(np.add.reduce(self._blocks_after(computed, k)))
+
+        total = blocks(steps)
         if total <= pool:
-            return steps, blocks, total
-
-        def fits(k: int) -> bool:
-            return int(np.add.reduce(self._blocks_after(computed, k))) <= pool
-
-        if steps == 1 or not fits(1):
-            return 0, None, 0
-        low, high = 1, steps  # fits(low), not fits(high)
+            return steps, total
+        if steps == 1 or (total := blocks(1)) > pool:
+            return 0, 0
+        low, high = 1, steps  # blocks(low) = total ≤ pool < blocks(high)
         while high - low > 1:
             mid = (low + high) // 2
-            if fits(mid):
-                low = mid
+            if (mid_total := blocks(mid)) <= pool:
+                low, total = mid, mid_total
             else:
                 high = mid
-        return low, None, 0
+        return low, total
 
     def _blocks_after(self, computed: np.ndarray, steps: int) -> np.ndarray:
         """Each running request's blocks after `steps` more tokens: ceil((computed + steps) / block_size)."""
@@ -1382,13 +1399,13 @@ class _Engine:
         wait_s = self.arrival_s[self.next_arrival] - self.now_s
         return 1 + int(np.add.accumulate(durations[:-1]).searchsorted(wait_s, side="left"))
 
-    def _decode_step_times_s(self, computed: np.ndarray, steps: int) -> np.ndarray:
-        """``step_time_s`` of decode steps j = 1 … `steps` of a run of the running requests (`computed` tokens each).
+    def _decode_step_times_s(self, count: int, steps: int) -> np.ndarray:
+        """``step_time_s`` of decode steps j = 1 … `steps` of a run of the `count` running requests.
 
-        Step j schedules one token per request and reads Σ `computed` + j · requests
-        cached tokens (``step_time_s``, no swap).
+        Step j schedules one token per request and reads Σ computed (``computed_tokens``)
+        + j · `count` cached tokens (``step_time_s``, no swap).
         """
-        count, start = computed.size, int(np.add.reduce(computed))
+        start = self.computed_tokens
         context = np.arange(start + count, start + count * steps + 1, count, dtype=float)  # whole numbers: exact
         return step_time_s(self.server, scheduled_tokens=count, context_tokens=context)
 
@@ -1398,59 +1415,52 @@ class _Engine:
         Step j reads j more cached tokens per request than the run's start; the first
         gap of each request runs from its last token (`previous_s` for all, if the caller
         knows it: ``_sample``), the others are the step times. Its blocks grow to
-        ceil(computed / block_size). The finished mask is None when nobody finishes. A run
-        of one step is ``_decode_step``.
+        ceil(computed / block_size) (``_take_run_blocks``). The finished mask is None when
+        nobody finishes. A run of one step is ``_decode_step``.
         """
         steps, count = run.steps, len(self.running)
         if steps == 1:
-            return self._decode_step(run.blocks, run.blocks_total, previous_s)
+            return self._decode_step(run.blocks, previous_s)
         counts = self.columns.counts
         times = self.columns.times
         gap_sum, gap_sq_sum, gap_max = times[_GAP_SUM, :count], times[_GAP_SQ_SUM, :count], times[_GAP_MAX, :count]
-        if run.step_times_s is None:
-            durations = self._decode_step_times_s(counts[_COMPUTED, :count], steps)
-        else:
-            durations = run.step_times_s[:steps]
+        durations = self._decode_step_times_s(count, steps) if run.step_times_s is None else run.step_times_s[:steps]
         rest = durations[1:]
         first_gap = self.now_s + float(durations[0]) - (times[_LAST, :count] if previous_s is None else previous_s)
         gap_sum += first_gap + float(np.add.reduce(rest))
         gap_sq_sum += first_gap * first_gap + float(np.add.reduce(rest * rest))
         np.maximum(gap_max, np.maximum(first_gap, float(np.maximum.reduce(rest))), out=gap_max)
         self.now_s += float(np.add.reduce(durations))
-        decoded = counts[:_GPU_BLOCKS, :count]  # tokens, generated, computed
+        decoded = counts[: _COMPUTED + 1, :count]  # tokens, generated, computed
         decoded += steps
+        self.computed_tokens += count * steps
         times[_LAST, :count].fill(self.now_s)
-        self._grow_blocks(count, run.blocks, run.blocks_total)
+        self._take_run_blocks(run.blocks)
         return count * steps, counts[_GENERATED, :count] == counts[_OUTPUT, :count] if run.finishes else None
 
-    def _decode_step(
-        self, blocks: np.ndarray | None, blocks_total: int, previous_s: float | None
-    ) -> tuple[int, np.ndarray]:
+    def _decode_step(self, blocks: int, previous_s: float | None) -> tuple[int, np.ndarray]:
         """One decode step of every running request without the scheduler's loops; (tokens, finished mask).
 
         The operations of a scheduled step (``_schedule_whole``, ``_execute``,
-        ``_sample``) for a batch of decodes only, so the same bits.
+        ``_sample``) for a batch of decodes only, so the same bits. `blocks`: what the
+        running requests hold after it (``_take_run_blocks``).
         """
         count = len(self.running)
         computed = self.columns.counts[_COMPUTED, :count]
         computed += 1
-        self.now_s += step_time_s(self.server, scheduled_tokens=count, context_tokens=int(np.add.reduce(computed)))
-        self._grow_blocks(count, blocks, blocks_total)
+        self.computed_tokens += count
+        self.now_s += step_time_s(self.server, scheduled_tokens=count, context_tokens=self.computed_tokens)
+        self._take_run_blocks(blocks)
         return count, self._sample(count, previous_s=previous_s)
 
-    def _grow_blocks(self, count: int, blocks: np.ndarray | None, blocks_total: int) -> None:
-        """The first `count` running requests grow to ceil(computed / block_size) blocks, taken from the free pool.
+    def _take_run_blocks(self, blocks: int) -> None:
+        """The running requests grow to `blocks` blocks in all: the new ones leave the free pool.
 
-        `blocks`: those counts and `blocks_total` their sum, if already known
-        (``_blocks_after`` before the run). The running requests held all the pool's
-        blocks that are not free: the new ones are the sum minus those.
+        `blocks` is Σ ceil(computed / block_size) after their new tokens
+        (``_steps_before_blocks_run_out`` counted it). They held all the pool's blocks
+        that are not free (``_Engine``): the new ones are `blocks` minus those.
         """
-        held = self.columns.counts[_GPU_BLOCKS, :count]
-        if blocks is None:
-            blocks = self._blocks_after(self.columns.counts[_COMPUTED, :count], 0)
-            blocks_total = int(np.add.reduce(blocks))
-        self._take(blocks_total - (self.server.num_blocks - self.free_blocks))
-        held[:] = blocks
+        self._take(blocks - (self.server.num_blocks - self.free_blocks))
 
     # ------------------------------------------------------------ the result
 
