@@ -782,8 +782,6 @@ _COLUMN_ROWS = _HOT_ROWS + 2
 _FIRST, _LAST, _GAP_SUM, _GAP_SQ_SUM, _GAP_MAX = range(len(_HOT_TIMES))
 #: The rows ``_TOKENS`` and ``_GENERATED`` as one view (a sampled token adds to both).
 _TOKENS_AND_GENERATED = slice(_TOKENS, _GENERATED + 1)
-#: The rows ``_FIRST`` and ``_LAST`` as one view (a sampled token takes fmin(time, now) of both).
-_FIRST_AND_LAST = slice(_FIRST, _LAST + 1)
 #: The columns of a timeline row, in ``Timeline``'s order after ``time_s``.
 _ROW = ("steps", "used_blocks", "running", "waiting", "swapped", "preemptions", "scheduled_tokens")
 
@@ -1282,11 +1280,10 @@ class _Engine:
         token then (the step before sampled every running request): one gap for all.
         """
         now, counts, times = self.now_s, self.columns.counts, self.columns.times
-        gap: np.ndarray | float
         if previous_s is None:
-            first_and_last = times[_FIRST_AND_LAST, :sampled]
-            np.fmin(first_and_last, now, out=first_and_last)  # the last token time becomes now below
-            gap = now - times[_LAST, :sampled]
+            first, last = times[_FIRST, :sampled], times[_LAST, :sampled]
+            np.fmin(first, now, out=first)
+            gap = now - np.fmin(last, now)
         else:
             gap = now - previous_s
         gap_sum, gap_sq_sum = times[_GAP_SUM, :sampled], times[_GAP_SQ_SUM, :sampled]
