@@ -18,7 +18,8 @@ Per lesson it prints:
   moved the slider there first (the server keeps the figures it drew, ``ui.figure_cache``).
 
 One tab at a time, so the latency is the server's own; the CPU is what sets how many students a core holds.
-Measured, not asserted. Run it on a quiet machine.
+Measured, not asserted. Run it on a quiet machine. The host probe printed at the end (``timer.host_probe_ms``,
+a fixed piece of work, before and after) tells how fast the host was during the run.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # a script, not a test: find the project's client beside it
 
+from benchmarks.timer import host_probe_ms  # noqa: E402
 from course.lessons import DEFAULT_STEM  # noqa: E402
 from tests.serving.conftest import free_port, stop, wait_until_healthy  # noqa: E402
 from tests.serving.st_client import Run, Session, Widget  # noqa: E402
@@ -182,10 +184,16 @@ def main() -> None:
     log_dir = ROOT / ".tmp" / "bench_pages"
     log_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    probe_before = host_probe_ms()
     with warm_server(log_dir / "server.log") as (url, pid):
         results = asyncio.run(bench(url, pid, pages))
+    probe_after = host_probe_ms()
     print(report(results))
     print(f"({REPEATS} + {REPEATS} reruns per lesson after {WARMUP}; {time.monotonic() - started:.0f} s in all)")
+    print(
+        f"host probe (benchmarks/timer.py, fixed work): {probe_before:.1f} ms before, {probe_after:.1f} ms after;"
+        " compare runs made at a similar probe"
+    )
 
 
 if __name__ == "__main__":
