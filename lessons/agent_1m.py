@@ -157,24 +157,25 @@ except ValueError as error:
 seen_by_seed = model.id == seeds.SEED_MODEL_ID and gpu.id == seeds.SEED_GPU_ID
 
 with results:
-    row = st.columns(2)
-    row[0].metric(
+    # Two columns of two metrics (one block each, not a row of blocks per line): what the cache costs in
+    # memory on the left, in time on the right; on a phone they stack in that order.
+    memory_column, time_column = st.columns(2)
+    memory_column.metric(
         t("agent_1m.metric_cache"),
         lesson.mem(ledger.cache_bytes),
         help=t("agent_1m.metric_cache_help", tokens=ui.num(format_tokens(context_tokens))),
     )
-    row[1].metric(
+    memory_column.metric(
         t("agent_1m.metric_fit"),
         ui.plural("agent_1m.gpus_count", ledger.gpus_to_fit),
         help=t("agent_1m.metric_fit_help", gpu=gpu.name, memory=lesson.mem(gpu.memory_bytes)),
     )
-    row = st.columns(2)
-    row[0].metric(
+    time_column.metric(
         t("agent_1m.metric_token"),
         ui.num(format_seconds(ledger.kv_token_s)),
         help=t("agent_1m.metric_token_help", with_weights=ui.num(format_seconds(ledger.token_s))),
     )
-    row[1].metric(
+    time_column.metric(
         t("agent_1m.metric_sharded", gpus=ui.plural("agent_1m.gpus_count", shards)),
         ui.num(format_seconds(ledger.sharded_kv_token_s)),
         help=t("agent_1m.metric_sharded_help", with_weights=ui.num(format_seconds(ledger.sharded_token_s))),
@@ -473,7 +474,6 @@ with mass_results:
     )
     lesson.chart(mass_figure, key="ag_mass_chart")
 
-st.markdown(t(VERDICTS[verdict], share=ui.num(percent(top_share.mean(), decimals=0, spaced=True))))
 option_rows = [
     (
         t(OPTION_NAMES[option.name], keep=keep_percent),
@@ -485,8 +485,11 @@ option_rows = [
     )
     for option in (evict, *quantize)
 ]
+# The verdict on the concentration and the options' introduction: one element.
 st.markdown(
-    t(
+    t(VERDICTS[verdict], share=ui.num(percent(top_share.mean(), decimals=0, spaced=True)))
+    + "\n\n"
+    + t(
         "agent_1m.options_intro",
         cache=lesson.mem(quantized["bf16"].cache_bytes),
         tokens=ui.num(format_tokens(context_tokens)),
@@ -577,26 +580,31 @@ lesson.row_table(
         t("agent_1m.sparse_col_time", gpu=gpu.name),
     ],
 )
+# The memory and bandwidth paragraph, the caveat and the direction: one element (a message each, otherwise).
 st.markdown(
-    t(
-        "agent_1m.sparse_memory",
-        model=model.name,
-        tokens=ui.num(format_tokens(context_tokens)),
-        dtype=kv_dtype.upper(),
-        dense=lesson.mem(sparse["dense"].stored_bytes),
-        dense_s=ui.num(format_seconds(sparse_read_s["dense"])),
-        gpu=gpu.name,
-        nsa_stored=lesson.mem(sparse["nsa"].stored_bytes),
-        nsa_read=lesson.mem(sparse["nsa"].read_bytes),
-        moba_read=lesson.mem(sparse["moba"].read_bytes),
-        seer_read=lesson.mem(sparse["seer"].read_bytes),
-        dense_gpus=ui.plural("agent_1m.gpus_count", sparse_gpus["dense"]),
-        duo=lesson.mem(sparse["duo"].stored_bytes),
-        duo_gpus=ui.plural("agent_1m.gpus_count", sparse_gpus["duo"]),
+    "\n\n".join(
+        (
+            t(
+                "agent_1m.sparse_memory",
+                model=model.name,
+                tokens=ui.num(format_tokens(context_tokens)),
+                dtype=kv_dtype.upper(),
+                dense=lesson.mem(sparse["dense"].stored_bytes),
+                dense_s=ui.num(format_seconds(sparse_read_s["dense"])),
+                gpu=gpu.name,
+                nsa_stored=lesson.mem(sparse["nsa"].stored_bytes),
+                nsa_read=lesson.mem(sparse["nsa"].read_bytes),
+                moba_read=lesson.mem(sparse["moba"].read_bytes),
+                seer_read=lesson.mem(sparse["seer"].read_bytes),
+                dense_gpus=ui.plural("agent_1m.gpus_count", sparse_gpus["dense"]),
+                duo=lesson.mem(sparse["duo"].stored_bytes),
+                duo_gpus=ui.plural("agent_1m.gpus_count", sparse_gpus["duo"]),
+            ),
+            t("agent_1m.sparse_caveat"),
+            t("agent_1m.sparse_direction", topk=ui.num(format_tokens(kvcore.DSA_INDEX_TOPK_TOKENS))),
+        )
     )
 )
-st.markdown(t("agent_1m.sparse_caveat"))
-st.markdown(t("agent_1m.sparse_direction", topk=ui.num(format_tokens(kvcore.DSA_INDEX_TOPK_TOKENS))))
 
 with prediction:
     ui.practice.predict(
