@@ -4,6 +4,7 @@
 // take, the few figure attributes that change with it (computed by kvcore, see ui/live_chart.py).
 // When the slider's value changes (a key press, a drag), the chart is redrawn at once from those
 // values; the server's rerun then sends the same figure, which Plotly.react finds already drawn.
+// Those attributes (the "follow") come whole once per content; later reruns send only their id.
 
 const ROOT_CLASS = "kvlab-live-chart";
 
@@ -145,13 +146,38 @@ function watchSlider(state) {
   state.observer.observe(document.body, { subtree: true, attributes: true, attributeFilter: ["value"] });
 }
 
+/**
+ * The follows this tab holds, by content id, the latest used last. The server sends a follow whole once,
+ * then only its id while it is unchanged (ui/live_chart.py, follow_sent): on the page's global object, so that every
+ * chart of the tab, and a chart mounted again, finds it.
+ */
+const HELD = (globalThis.__kvlabFollows ??= new Map());
+const MAX_HELD = 16;
+
+/** The follow `data` names: sent whole (kept from now on), or held; undefined when this tab lacks it. */
+function heldFollow(data) {
+  let along = HELD.get(data.follow_id);
+  if (data.follow !== null) along = JSON.parse(data.follow);
+  if (along === undefined) return undefined;
+  HELD.delete(data.follow_id);
+  HELD.set(data.follow_id, along);
+  while (HELD.size > MAX_HELD) HELD.delete(HELD.keys().next().value);
+  return along;
+}
+
 export default function (component) {
-  const { data, parentElement } = component;
+  const { data, parentElement, setTriggerValue } = component;
   const root = parentElement.querySelector(`.${ROOT_CLASS}`);
   root.style.height = `${data.height}px`;
   const state = (root.__kvlab ??= { root, shownIndex: null });
-  // The follow comes as JSON text (the same for every slider value), its index now beside it.
-  state.data = { ...data, follow: { ...JSON.parse(data.follow), index: data.follow_index } };
+  const along = heldFollow(data);
+  if (along === undefined) {
+    // Sent as its id only, and not held here (a message lost to a dropped connection): ask for it whole.
+    setTriggerValue("missing", data.follow_id);
+    return () => state.observer?.disconnect();
+  }
+  // The follow is the same for every slider value; the slider's index now comes beside it.
+  state.data = { ...data, follow: { ...along, index: data.follow_index } };
   state.figure = JSON.parse(data.figure);
   const follow = state.data.follow;
   loadPlotly(data.plotly_url)

@@ -28,7 +28,9 @@ fetched from the internet.
 
 from __future__ import annotations
 
+import collections
 import copy
+import hashlib
 import json
 import math
 from collections.abc import Hashable, Mapping, Sequence
@@ -241,14 +243,23 @@ def checked_text(figure: AnyFigure, follow: Follow) -> str:
 def live_chart_text(
     text: str, *, key: str, follow: Follow, height_px: int, config: Mapping[str, Any] | None = None
 ) -> None:
-    """``live_chart`` for a figure already written and checked (``checked_text``)."""
-    _COMPONENT(
+    """``live_chart`` for a figure already written and checked (``checked_text``).
+
+    The follow (a few hundred kB of patches for 1,024 slider values) goes to the browser once per content:
+    later runs of the same chart send only its id (``follow_id``) while it has not changed, as when the
+    followed slider moves, and ``live_chart.js`` takes it from what the tab holds (``follow_sent``). A tab
+    that lacks it (a message lost to a dropped connection) says so (the trigger ``missing``), and the lesson
+    runs again with the follow sent whole.
+    """
+    along, along_id = _along_text(follow)
+    held: dict[str, str] = st.session_state.setdefault(HELD_KEY, {})
+    whole = follow_sent(held, key, along_id)
+    result = _COMPONENT(
         key=key,
         data={
             "figure": text,
-            # The follow as JSON text, written once for every session (a few hundred kB of patches for
-            # 1,024 slider values); the slider's index now beside it (``component_follow`` reads them back).
-            "follow": _along_text(follow),
+            "follow": along if whole else None,
+            "follow_id": along_id,
             "follow_index": follow.index(follow.current),
             "config": {**(config or {}), "responsive": True},
             "height": height_px,
@@ -256,17 +267,54 @@ def live_chart_text(
             "error_text": t("lesson.chart_failed"),
         },
         height=height_px,
+        on_missing_change=_ignored,
     )
+    if not whole and getattr(result, "missing", None) == along_id:
+        held.pop(key, None)
+        st.rerun()
 
 
-def _along_text(follow: Follow) -> str:
-    """``follow.along_json()`` as JSON text, kept per process by its content (``Follow.along_key``)."""
+#: Session key: chart key → the id of the follow this tab was sent whole (``follow_sent``).
+HELD_KEY = "_live_follows"
+
+
+def follow_sent(held: dict[str, str], key: str, along_id: str) -> bool:
+    """Whether chart `key` must carry its follow whole (its tab holds no follow `along_id`); records it as sent.
+
+    `held` maps each chart of a session to the follow it was last sent whole.
+    """
+    if held.get(key) == along_id:
+        return False
+    held[key] = along_id
+    return True
+
+
+def _ignored() -> None:
+    """The ``missing`` trigger's callback: the value is read from the mount's result."""
+
+
+def _along_text(follow: Follow) -> tuple[str, str]:
+    """``follow.along_json()`` as JSON text and its content id, kept per process by its content (``along_key``)."""
     try:
         key = follow.along_key()
     except Uncacheable:
-        return json.dumps(follow.along_json())
-    text: str = _along_texts().get(key, lambda: json.dumps(follow.along_json()))
-    return text
+        return _identified(json.dumps(follow.along_json()))
+    kept: tuple[str, str] = _along_texts().get(key, lambda: _identified(json.dumps(follow.along_json())))
+    return kept
+
+
+def _identified(text: str) -> tuple[str, str]:
+    """`text` and its id: the first 16 hex digits of its SHA-256; the text is also kept by id (``component_follow``)."""
+    along_id = hashlib.sha256(text.encode()).hexdigest()[:16]
+    _BY_ID[along_id] = text
+    while len(_BY_ID) > MAX_FOLLOWS_BY_ID:
+        _BY_ID.popitem(last=False)
+    return text, along_id
+
+
+#: Follow texts by id, the latest first out last (``component_follow`` reads one sent as its id only).
+MAX_FOLLOWS_BY_ID = 64
+_BY_ID: collections.OrderedDict[str, str] = collections.OrderedDict()
 
 
 @st.cache_resource(show_spinner=False)
@@ -275,8 +323,10 @@ def _along_texts() -> FigureStore:
 
 
 def component_follow(data: Mapping[str, Any]) -> dict[str, Any]:
-    """The follow a live chart's data carries, as ``Follow.to_json`` wrote it (tests; live_chart.js does the same)."""
-    return {"index": data["follow_index"], **json.loads(data["follow"])}
+    """The follow a live chart's data carries, whole or as its id, as ``Follow.to_json`` wrote it (tests;
+    live_chart.js does the same)."""
+    along = data["follow"] if data["follow"] is not None else _BY_ID[data["follow_id"]]
+    return {"index": data["follow_index"], **json.loads(along)}
 
 
 def figure_text(figure: AnyFigure) -> str:

@@ -21,13 +21,20 @@ def _leaves(node: Any) -> list[Any]:
 
 
 def live_chart_data(app) -> list[dict[str, Any]]:
-    """The data each live chart of the page was sent: its figure (JSON text), its follow (read), its config."""
-    sent = [
+    """The data each live chart of the page was sent: its figure (JSON text), its follow (read), its config.
+
+    A follow sent as its id only (unchanged since the tab got it) is read as the server kept it.
+    """
+    return [{**data, "follow": component_follow(data)} for data in live_chart_sent(app)]
+
+
+def live_chart_sent(app) -> list[dict[str, Any]]:
+    """The data each live chart of the page was sent, as it went: a follow whole (JSON text) or None."""
+    return [
         json.loads(leaf.proto.json)
         for leaf in _leaves(app.main)
         if getattr(leaf, "type", None) == LIVE_CHART and leaf.proto.component_name == "kvlab_live_chart"
     ]
-    return [{**data, "follow": component_follow(data)} for data in sent]
 
 
 def chart_figures(app) -> list[dict[str, Any]]:

@@ -20,9 +20,19 @@ import streamlit.config
 
 from charts.memory import MEMORY_LABELS, memory_vs_context_figure, memory_vs_context_patches
 from charts.prefill_decode import ROOFLINE_LABELS, roofline_figure, roofline_patches
-from tests.app.figures import live_chart_data, plain
+from tests.app.figures import live_chart_data, live_chart_sent, plain
 from tests.app.helpers import open_page
-from ui.live_chart import Follow, figure_at, figure_json, figure_text, plotly_url, resolved_path, slider_values
+from ui.live_chart import (
+    HELD_KEY,
+    Follow,
+    figure_at,
+    figure_json,
+    figure_text,
+    follow_sent,
+    plotly_url,
+    resolved_path,
+    slider_values,
+)
 
 #: (page, the slider the chart follows, extra URL parameters, values to move it to).
 FOLLOWING = [
@@ -281,3 +291,30 @@ def test_the_components_javascript_refuses_a_name_the_figure_does_not_have(tmp_p
     drawn = run_figure_at_in_node(tmp_path, json.dumps(named_figure()), follow.to_json(), 2)
     assert drawn.returncode != 0
     assert 'no item named "limit" in layout/shapes' in drawn.stderr
+
+
+# ---------------------------------------------------------------- the follow goes whole once per content
+
+
+def test_a_follow_goes_whole_once_then_as_its_id_until_it_changes(app):
+    open_page(app, "lessons/prefill_decode.py")
+    app.session_state[HELD_KEY] = {}  # as for a tab that holds nothing yet
+    app.run()
+    [first] = live_chart_sent(app)[:1]
+    assert first["follow"] is not None
+    app.slider(key="pd_prompt").set_value(1152).run()  # the followed slider moves: the same follow
+    [moved] = live_chart_sent(app)[:1]
+    assert moved["follow"] is None and moved["follow_id"] == first["follow_id"]
+    assert live_chart_data(app)[0]["follow"]["index"] == index_of(live_chart_data(app)[0]["follow"], 1152)
+    app.slider(key="pd_batch").set_value(64).run()  # another control: new patches, sent whole
+    [changed] = live_chart_sent(app)[:1]
+    assert changed["follow"] is not None and changed["follow_id"] != first["follow_id"]
+
+
+def test_a_session_records_the_follow_it_sent_whole_for_each_chart():
+    held: dict[str, str] = {}
+    assert follow_sent(held, "memory_chart", "a1")
+    assert not follow_sent(held, "memory_chart", "a1")
+    assert follow_sent(held, "pd_roofline", "a1")  # another chart of the session: its own record
+    assert follow_sent(held, "memory_chart", "b2")
+    assert held == {"memory_chart": "b2", "pd_roofline": "a1"}

@@ -107,3 +107,37 @@ def test_the_bars_of_the_attention_lesson_grow_with_the_context_before_the_serve
     page.wait_for_selector(IDLE)
     page.wait_for_function(f"{BARS}.length > 0")
     assert page.evaluate(BARS) == preview
+
+
+def press_and_wait_for_marker(page: Page, socket: HeldSocket, context: int) -> None:
+    """An arrow key with the rerun request held: the chart's context line reaches `context` first; then released."""
+    socket.holding = True
+    slider = page.get_by_test_id("stSlider").first.get_by_role("slider")
+    slider.focus()
+    slider.press("ArrowRight")
+    page.wait_for_function(f"{MARKER_X} === {context}", timeout=60_000)
+    assert socket.held, "the rerun request was held back"
+    socket.release()
+    page.wait_for_selector(IDLE, timeout=LOAD_TIMEOUT_MS)
+
+
+def test_the_chart_follows_again_with_the_follow_it_holds_after_a_rerun(page: Page, app_url):
+    # The rerun after the first key press sends the follow as its id only (tests/app/test_live_chart.py): the
+    # chart follows the next key press from the follow the tab already holds.
+    socket = open_with_held_socket(page, f"{app_url}/?lang=en")
+    press_and_wait_for_marker(page, socket, 9216)
+    assert page.evaluate("globalThis.__kvlabFollows.size") >= 1
+    press_and_wait_for_marker(page, socket, 10240)
+
+
+def test_a_tab_that_lost_its_follow_gets_it_whole_again(page: Page, app_url):
+    # As after a message lost to a dropped connection: the server believes the tab holds the follow.
+    socket = open_with_held_socket(page, f"{app_url}/?lang=en")
+    page.evaluate("globalThis.__kvlabFollows.clear()")
+    slider = page.get_by_test_id("stSlider").first.get_by_role("slider")
+    slider.focus()
+    slider.press("ArrowRight")  # a rerun that sends the follow's id only: the chart asks for it, and gets it
+    page.wait_for_function("globalThis.__kvlabFollows.size >= 1", timeout=LOAD_TIMEOUT_MS)
+    page.wait_for_selector(IDLE, timeout=LOAD_TIMEOUT_MS)
+    page.wait_for_function(f"{MARKER_X} === 9216", timeout=60_000)
+    press_and_wait_for_marker(page, socket, 10240)
