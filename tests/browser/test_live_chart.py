@@ -65,6 +65,14 @@ def open_with_held_socket(page: Page, url: str) -> HeldSocket:
     return socket
 
 
+def press_held(page: Page, socket: HeldSocket) -> None:
+    """ArrowRight on the page's first slider, the rerun request it sends held back."""
+    socket.holding = True
+    slider = page.get_by_test_id("stSlider").first.get_by_role("slider")
+    slider.focus()
+    slider.press("ArrowRight")
+
+
 def cache_metric(page: Page):
     return page.get_by_test_id("stMetric").filter(has_text="KV cache (context × users)").get_by_test_id("stMetricValue")
 
@@ -74,10 +82,7 @@ def test_a_key_press_moves_the_memory_charts_context_line_before_the_server_answ
     assert page.evaluate(MARKER_X) == 8192
     expect(cache_metric(page)).to_have_text("1 GiB")
 
-    socket.holding = True
-    slider = page.get_by_test_id("stSlider").first.get_by_role("slider")
-    slider.focus()
-    slider.press("ArrowRight")
+    press_held(page, socket)
     page.wait_for_function(f"{MARKER_X} === 9216", timeout=60_000)
     assert socket.held, "the rerun request was held back"
     expect(cache_metric(page)).to_have_text("1 GiB")  # the server has not rerun the page
@@ -92,10 +97,7 @@ def test_a_key_press_moves_the_memory_charts_context_line_before_the_server_answ
 def test_the_bars_of_the_attention_lesson_grow_with_the_context_before_the_server_answers(page: Page, app_url):
     socket = open_with_held_socket(page, f"{app_url}/attention_variants?lang=en")
     before = page.evaluate(BARS)
-    socket.holding = True
-    slider = page.get_by_test_id("stSlider").first.get_by_role("slider")
-    slider.focus()
-    slider.press("ArrowRight")
+    press_held(page, socket)
     page.wait_for_function(f"before => JSON.stringify({BARS}) !== JSON.stringify(before)", arg=before, timeout=60_000)
     preview = page.evaluate(BARS)
     assert socket.held
@@ -111,10 +113,7 @@ def test_the_bars_of_the_attention_lesson_grow_with_the_context_before_the_serve
 
 def press_and_wait_for_marker(page: Page, socket: HeldSocket, context: int) -> None:
     """An arrow key with the rerun request held: the chart's context line reaches `context` first; then released."""
-    socket.holding = True
-    slider = page.get_by_test_id("stSlider").first.get_by_role("slider")
-    slider.focus()
-    slider.press("ArrowRight")
+    press_held(page, socket)
     page.wait_for_function(f"{MARKER_X} === {context}", timeout=60_000)
     assert socket.held, "the rerun request was held back"
     socket.release()
