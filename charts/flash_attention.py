@@ -10,7 +10,7 @@ import numpy as np
 import kvcore
 from charts import draw
 from charts.draw import AnyFigure
-from charts.formatting import localized, size
+from charts.formatting import localized, sizes
 from charts.style import COLORS, current_line, log_axis, styled, titled
 from kvcore.attention import flash_attention_hbm_bytes, prefill_attention_memory, standard_attention_hbm_bytes
 from kvcore.units import format_seconds
@@ -50,7 +50,7 @@ def sequence_axis(max_tokens: float, *, points: int = CURVE_POINTS) -> np.ndarra
 
 def size_texts(num_bytes: np.ndarray, *, unit: str, separators: str) -> list[str]:
     """Each size in binary units (KiB … TiB) or, when the page shows GB, decimal ones, with the language's marks."""
-    return [size(value, separators, unit=unit) for value in np.atleast_1d(num_bytes)]
+    return sizes(np.atleast_1d(num_bytes), separators, unit=unit)
 
 
 def _line(

@@ -18,8 +18,9 @@ still import one way: kvcore ← charts ← ui, lessons. No streamlit, no plotly
 from __future__ import annotations
 
 import math
+from typing import Any
 
-from kvcore.units import format_bytes, format_bytes_decimal, format_gb, format_gib, format_tokens
+from kvcore.units import format_bytes, format_bytes_decimal, format_bytes_many, format_gb, format_gib, format_tokens
 
 __all__ = [
     "ENGLISH",
@@ -157,6 +158,17 @@ def size(num_bytes: float, separators: str = ENGLISH, *, unit: str = "GiB", deci
     """
     formatted = format_bytes if unit == "GiB" else format_bytes_decimal
     return localized(formatted(num_bytes, decimals=decimals), separators)
+
+
+def sizes(num_bytes: Any, separators: str = ENGLISH, *, unit: str = "GiB", decimals: int = 2) -> list[str]:
+    """``size`` of every value of `num_bytes`: the same texts, the units chosen in one numpy pass and the
+    language's marks set once for all (``kvcore.units.format_bytes_many``; a chart's hover texts).
+
+    >>> sizes([16384, 2**31], ",.")
+    ['16 KiB', '2 GiB']
+    """
+    texts = format_bytes_many(num_bytes, decimal=unit != "GiB", decimals=decimals)
+    return localized("\n".join(texts), separators).split("\n") if texts else []
 
 
 # ---------------------------------------------------------------- LaTeX

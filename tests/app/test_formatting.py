@@ -86,3 +86,12 @@ def test_latex_numbers_brace_their_commas_and_keep_portuguese_points():
 def test_a_latex_quantity_sets_the_unit_as_text():
     assert latex_quantity("14,96 GiB") == r"14{,}96\ \text{GiB}"
     assert latex_quantity("1.5 MiB", bold=True) == r"\mathbf{1.5}\ \text{MiB}"
+
+
+@pytest.mark.parametrize("separators", [ENGLISH, PORTUGUESE])
+@pytest.mark.parametrize("unit", ["GiB", "GB"])
+def test_sizes_read_as_size_one_at_a_time(separators, unit):
+    values = [0, 1000, 1536, 2**20 * 1.25, 12_345_678_901, 2**41, float("nan")]
+    assert formatting.sizes(values, separators, unit=unit) == [
+        formatting.size(value, separators, unit=unit) for value in values
+    ]
