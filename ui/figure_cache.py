@@ -162,6 +162,11 @@ class FigureStore:
     def __len__(self) -> int:
         return len(self._figures)
 
+    def kept(self) -> list[Any]:
+        """The figures kept now, least recently used first (a copy of the list)."""
+        with self._lock:
+            return [figure for figure, _ in self._figures.values()]
+
     @property
     def kept_bytes(self) -> int:
         """What the kept figures hold, as ``approximate_bytes`` counts it."""

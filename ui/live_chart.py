@@ -28,7 +28,6 @@ fetched from the internet.
 
 from __future__ import annotations
 
-import collections
 import copy
 import hashlib
 import json
@@ -304,17 +303,8 @@ def _along_text(follow: Follow) -> tuple[str, str]:
 
 
 def _identified(text: str) -> tuple[str, str]:
-    """`text` and its id: the first 16 hex digits of its SHA-256; the text is also kept by id (``component_follow``)."""
-    along_id = hashlib.sha256(text.encode()).hexdigest()[:16]
-    _BY_ID[along_id] = text
-    while len(_BY_ID) > MAX_FOLLOWS_BY_ID:
-        _BY_ID.popitem(last=False)
-    return text, along_id
-
-
-#: Follow texts by id, the latest first out last (``component_follow`` reads one sent as its id only).
-MAX_FOLLOWS_BY_ID = 64
-_BY_ID: collections.OrderedDict[str, str] = collections.OrderedDict()
+    """`text` and its id: the first 16 hex digits of its SHA-256."""
+    return text, hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 @st.cache_resource(show_spinner=False)
@@ -324,8 +314,10 @@ def _along_texts() -> FigureStore:
 
 def component_follow(data: Mapping[str, Any]) -> dict[str, Any]:
     """The follow a live chart's data carries, whole or as its id, as ``Follow.to_json`` wrote it (tests;
-    live_chart.js does the same)."""
-    along = data["follow"] if data["follow"] is not None else _BY_ID[data["follow_id"]]
+    live_chart.js does the same). One sent as its id only is read from the process's kept follows."""
+    along = data["follow"]
+    if along is None:
+        [along] = [text for text, along_id in _along_texts().kept() if along_id == data["follow_id"]]
     return {"index": data["follow_index"], **json.loads(along)}
 
 

@@ -387,13 +387,9 @@ def exercise(
     """kvcore's exercise on these settings, or None when they make no question (a ValueError, no finite answer).
 
     Memory answers are asked in the sidebar's unit family: KiB and GiB, or KB and GB (``lesson.memory_unit``).
-    Kept per process by its settings (``_built``); settings that cannot key a cache are worked out each time.
+    Kept per process by its settings (``_built``): `params` are numbers and texts, as every topic's knobs are.
     """
-    settings = (topic, model, gpu, lesson.memory_unit(), tuple(sorted(params.items())))
-    try:
-        return _built(*settings)
-    except TypeError:  # an unhashable setting
-        return _built.__wrapped__(*settings)
+    return _built(topic, model, gpu, lesson.memory_unit(), tuple(sorted(params.items())))
 
 
 #: Exercises kept per process (a class moving a lesson's sliders asks the same questions again).
